@@ -1,0 +1,217 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/workflows"
+)
+
+// systemPrompt frames every conversation.
+const systemPrompt = "You are sapagent, an assistant for SAP landscapes. Answer precisely and say when you are unsure."
+
+// maxTranscript bounds how many stored messages a reply reads.
+const maxTranscript = 1000
+
+// GenerateReply streams one assistant reply: deltas go to the agent's topic as they arrive,
+// the final text is stored in Postgres, then stream_end and message are published.
+func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) (workflows.TurnResult, error) {
+	info := activity.GetInfo(ctx)
+	agentID, err := parseAgentID(in.AgentID)
+	if err != nil {
+		return workflows.TurnResult{}, err
+	}
+	msgID, err := uuid.Parse(in.MessageID)
+	if err != nil {
+		return workflows.TurnResult{}, temporal.NewNonRetryableApplicationError("bad message id", "BadInput", err)
+	}
+	agent, err := a.Store.GetAgent(ctx, agentID)
+	if err != nil {
+		return workflows.TurnResult{}, fmt.Errorf("load agent: %w", err)
+	}
+	modelRef := agent.Model
+	if modelRef == "" {
+		modelRef = a.PrimaryModel
+	}
+	client, model, err := a.Models.Client(modelRef)
+	if err != nil {
+		return workflows.TurnResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeModelRejected, nil)
+	}
+	history, err := a.Store.ListMessages(ctx, agentID, 0, maxTranscript)
+	if err != nil {
+		return workflows.TurnResult{}, fmt.Errorf("load transcript: %w", err)
+	}
+
+	topic := events.AgentTopic(in.AgentID)
+	if info.Attempt > 1 {
+		// Clients drop the partial text of the failed attempt.
+		a.publish(ctx, topic, events.Event{ID: fmt.Sprintf("msg:%s:retry:%d", msgID, info.Attempt), Type: "retry",
+			Fields: map[string]any{"message_id": msgID, "attempt": info.Attempt}})
+	}
+
+	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
+		Model:         model,
+		Messages:      transcript(history),
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+	})
+	if err != nil {
+		return workflows.TurnResult{}, modelError(err)
+	}
+	defer stream.Close()
+
+	deltas := newDeltaPublisher(func(text string, n int) {
+		a.publish(context.WithoutCancel(ctx), topic, events.Event{
+			ID:     fmt.Sprintf("msg:%s:a%d:d%d", msgID, info.Attempt, n),
+			Type:   "stream",
+			Fields: map[string]any{"message_id": msgID, "delta": text},
+		})
+	})
+	var text strings.Builder
+	var usage openai.Usage
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			deltas.Close()
+			return workflows.TurnResult{}, modelError(err)
+		}
+		activity.RecordHeartbeat(ctx, text.Len())
+		if chunk.Usage != nil {
+			usage = *chunk.Usage
+		}
+		for _, choice := range chunk.Choices {
+			if choice.Delta.Content != "" {
+				text.WriteString(choice.Delta.Content)
+				deltas.Add(choice.Delta.Content)
+			}
+		}
+	}
+	deltas.Close()
+
+	saved, err := a.Store.SaveMessage(ctx, store.Message{
+		ID: msgID, AgentID: agentID, Seq: in.Seq, Role: "assistant", Content: text.String(),
+		Model: modelRef, PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens,
+	})
+	if err != nil {
+		return workflows.TurnResult{}, fmt.Errorf("save reply: %w", err)
+	}
+	a.publish(ctx, topic, events.Event{ID: "msg:" + msgID.String() + ":end", Type: "stream_end", Fields: map[string]any{"message_id": msgID}})
+	a.publish(ctx, topic, events.Event{ID: "msg:" + msgID.String(), Type: "message", Fields: map[string]any{"message": saved}})
+	return workflows.TurnResult{
+		MessageID: msgID.String(), Model: modelRef, Chars: text.Len(),
+		PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens,
+	}, nil
+}
+
+// transcript turns stored messages into the model's input.
+func transcript(history []store.Message) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, 0, len(history)+1)
+	out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: systemPrompt})
+	for _, m := range history {
+		if m.Role != "user" && m.Role != "assistant" {
+			continue
+		}
+		out = append(out, openai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
+	}
+	return out
+}
+
+// modelError classifies a provider failure: a request the model rejects (4xx other than
+// 408/429) will fail the same way again, so it is not retried.
+func modelError(err error) error {
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		switch {
+		case apiErr.HTTPStatusCode == http.StatusTooManyRequests, apiErr.HTTPStatusCode == http.StatusRequestTimeout,
+			apiErr.HTTPStatusCode >= 500:
+			return fmt.Errorf("model error (HTTP %d): %s", apiErr.HTTPStatusCode, apiErr.Message)
+		case apiErr.HTTPStatusCode >= 400:
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("model rejected the request (HTTP %d): %s", apiErr.HTTPStatusCode, apiErr.Message),
+				workflows.ErrTypeModelRejected, nil)
+		}
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) && reqErr.HTTPStatusCode >= 400 && reqErr.HTTPStatusCode < 500 &&
+		reqErr.HTTPStatusCode != http.StatusTooManyRequests && reqErr.HTTPStatusCode != http.StatusRequestTimeout {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("model rejected the request (HTTP %d)", reqErr.HTTPStatusCode), workflows.ErrTypeModelRejected, nil)
+	}
+	return fmt.Errorf("model call: %w", err)
+}
+
+// deltaPublisher sends each delta as soon as no publish is in flight; deltas arriving while
+// one is in flight are joined into the next publish. Latency stays minimal at low load and
+// Redis round trips stay bounded at high load.
+type deltaPublisher struct {
+	mu      sync.Mutex
+	pending strings.Builder
+	closed  bool
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+func newDeltaPublisher(send func(text string, n int)) *deltaPublisher {
+	p := &deltaPublisher{wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		n := 0
+		for range p.wake {
+			for {
+				p.mu.Lock()
+				text := p.pending.String()
+				p.pending.Reset()
+				closed := p.closed
+				p.mu.Unlock()
+				if text != "" {
+					n++
+					send(text, n)
+					continue
+				}
+				if closed {
+					return
+				}
+				break
+			}
+		}
+	}()
+	return p
+}
+
+// Add queues a delta for publishing.
+func (p *deltaPublisher) Add(text string) {
+	p.mu.Lock()
+	p.pending.WriteString(text)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close publishes what is pending and waits for it.
+func (p *deltaPublisher) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	<-p.done
+}

@@ -1,0 +1,217 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/workflows"
+)
+
+const maxNameLength = 200
+
+type createAgentRequest struct {
+	Name        string `json:"name"`
+	WorkspaceID string `json:"workspace_id"`
+}
+
+// createAgent stores the agent and starts its conversation workflow; if the workflow cannot
+// be started the row is rolled back, so no agent exists without its conversation.
+func (s *Server) createAgent(c *gin.Context) {
+	var req createAgentRequest
+	if !decodeJSON(c, 16<<10, &req) {
+		return
+	}
+	req.Name = strings.TrimSpace(req.Name)
+	if utf8.RuneCountInString(req.Name) > maxNameLength {
+		badRequest(c, "invalid_name", fmt.Sprintf("name is longer than %d characters", maxNameLength))
+		return
+	}
+	workspaceID := store.DefaultWorkspaceID
+	if req.WorkspaceID != "" {
+		id, err := uuid.Parse(req.WorkspaceID)
+		if err != nil {
+			badRequest(c, "invalid_id", "workspace_id is not a UUID")
+			return
+		}
+		workspaceID = id
+	}
+	ctx := c.Request.Context()
+	tx, err := s.Store.Pool.Begin(ctx)
+	if err != nil {
+		unavailable(c, "the database")
+		return
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
+	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: workspaceID, Name: req.Name})
+	if err != nil {
+		s.Log.Error("create agent", "error", err)
+		unavailable(c, "the database")
+		return
+	}
+	if _, err := s.Temporal.ExecuteWorkflow(ctx, s.conversationStart(agent), workflows.ConversationWorkflowName, s.conversationInput(agent)); err != nil {
+		s.Log.Error("start conversation", "agent", agent.ID, "error", err)
+		unavailable(c, "the workflow service")
+		return
+	}
+	if err := tx.Commit(ctx); err != nil {
+		unavailable(c, "the database")
+		return
+	}
+	c.JSON(http.StatusCreated, agent)
+}
+
+func (s *Server) conversationStart(a store.Agent) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       workflows.ConversationWorkflowID(a.ID.String()),
+		TaskQueue:                s.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		StaticSummary:            conversationSummary(a),
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchWorkspaceID.ValueSet(a.WorkspaceID.String()),
+			workflows.SearchAgentID.ValueSet(a.ID.String()),
+		),
+	}
+}
+
+func conversationSummary(a store.Agent) string {
+	if a.Name != "" {
+		return "Conversation: " + a.Name
+	}
+	return "Conversation " + a.ID.String()
+}
+
+func (s *Server) conversationInput(a store.Agent) workflows.ConversationInput {
+	return workflows.ConversationInput{AgentID: a.ID.String(), WorkspaceID: a.WorkspaceID.String(), IdleTimeout: s.IdleTimeout}
+}
+
+// loadAgent resolves :id or writes the 400/404/503 and returns false.
+func (s *Server) loadAgent(c *gin.Context) (store.Agent, bool) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		badRequest(c, "invalid_id", "agent id is not a UUID")
+		return store.Agent{}, false
+	}
+	agent, err := s.Store.GetAgent(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		notFound(c, "agent")
+		return agent, false
+	}
+	if err != nil {
+		s.Log.Error("load agent", "error", err)
+		unavailable(c, "the database")
+		return agent, false
+	}
+	return agent, true
+}
+
+func (s *Server) getAgent(c *gin.Context) {
+	if agent, ok := s.loadAgent(c); ok {
+		c.JSON(http.StatusOK, agent)
+	}
+}
+
+type sendMessageRequest struct {
+	Content         string `json:"content"`
+	ClientMessageID string `json:"client_message_id"`
+}
+
+// sendMessage delivers a message with update-with-start: a running conversation gets it, a
+// completed (idle-expired) or missing one is started first and restores from Postgres.
+func (s *Server) sendMessage(c *gin.Context) {
+	agent, ok := s.loadAgent(c)
+	if !ok {
+		return
+	}
+	var req sendMessageRequest
+	// JSON escaping can make a body several times larger than its content; the content limit
+	// below is the one users see.
+	if !decodeJSON(c, int64(6*s.MaxMessageBytes+4096), &req) {
+		return
+	}
+	if strings.TrimSpace(req.Content) == "" {
+		badRequest(c, "empty_message", "content is empty")
+		return
+	}
+	if len(req.Content) > s.MaxMessageBytes {
+		badRequest(c, "message_too_large", fmt.Sprintf("content is %d bytes; the limit is %d", len(req.Content), s.MaxMessageBytes))
+		return
+	}
+	if !utf8.ValidString(req.Content) {
+		badRequest(c, "invalid_message", "content is not valid UTF-8")
+		return
+	}
+	msgID := uuid.New()
+	if req.ClientMessageID != "" {
+		id, err := uuid.Parse(req.ClientMessageID)
+		if err != nil {
+			badRequest(c, "invalid_id", "client_message_id is not a UUID")
+			return
+		}
+		msgID = id
+	}
+	ctx := c.Request.Context()
+	start := s.Temporal.NewWithStartWorkflowOperation(s.conversationStart(agent), workflows.ConversationWorkflowName, s.conversationInput(agent))
+	handle, err := s.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateID:     msgID.String(),
+			UpdateName:   workflows.UpdateSendMessage,
+			Args:         []any{workflows.UserMessage{ID: msgID.String(), Content: req.Content}},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	var res workflows.SendMessageResult
+	if err == nil {
+		err = handle.Get(ctx, &res)
+	}
+	if err != nil {
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) {
+			// The workflow's validator refused the message; its text says why.
+			badRequest(c, "invalid_message", appErr.Message())
+			return
+		}
+		s.Log.Error("deliver message", "agent", agent.ID, "error", err)
+		unavailable(c, "the workflow service")
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"message_id": res.MessageID, "agent_id": agent.ID, "queued": res.Queued})
+}
+
+// listMessages returns the transcript in seq order, a page at a time.
+func (s *Server) listMessages(c *gin.Context) {
+	agent, ok := s.loadAgent(c)
+	if !ok {
+		return
+	}
+	after, limit, ok := pageParams(c)
+	if !ok {
+		return
+	}
+	msgs, err := s.Store.ListMessages(c.Request.Context(), agent.ID, after, limit+1)
+	if err != nil {
+		s.Log.Error("list messages", "error", err)
+		unavailable(c, "the database")
+		return
+	}
+	hasMore := len(msgs) > limit
+	if hasMore {
+		msgs = msgs[:limit]
+	}
+	var next any
+	if hasMore {
+		next = fmt.Sprint(msgs[len(msgs)-1].Seq)
+	}
+	c.JSON(http.StatusOK, gin.H{"data": msgs, "next_cursor": next, "has_more": hasMore})
+}

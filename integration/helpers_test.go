@@ -1,0 +1,23 @@
+package integration
+
+import (
+	"net"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+)
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func listRequest(e *env, query string) *workflowservice.ListWorkflowExecutionsRequest {
+	return &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.TemporalNamespace, Query: query}
+}

@@ -1,0 +1,142 @@
+// Package app assembles the product's parts from configuration: the connections (Postgres,
+// Redis, Temporal) and the API server and activities built on them. The production commands
+// and the dev stack share it, so they run the same wiring.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/sapagent/sapagent/activities"
+	"github.com/sapagent/sapagent/api"
+	"github.com/sapagent/sapagent/internal/config"
+	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/llm"
+	"github.com/sapagent/sapagent/internal/store"
+)
+
+// Deps are the open connections of one process.
+type Deps struct {
+	Config   config.Config
+	Log      *slog.Logger
+	Store    *store.Store
+	Redis    *redis.Client
+	Bus      *events.Bus
+	Temporal client.Client
+}
+
+// Open connects to Postgres, Redis and Temporal; on failure it closes what it opened.
+func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, error) {
+	d := &Deps{Config: cfg, Log: log}
+	var err error
+	if d.Store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("REDIS_URL is not a valid Redis URL: %w", err)
+	}
+	d.Redis = redis.NewClient(opts)
+	if err := d.Redis.Ping(ctx).Err(); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("redis at %s: %w", store.Redact(cfg.RedisURL), err)
+	}
+	d.Bus = events.New(d.Redis, events.Options{Prefix: cfg.RedisPrefix})
+	d.Temporal, err = client.DialContext(ctx, client.Options{
+		HostPort:  cfg.TemporalAddress,
+		Namespace: cfg.TemporalNamespace,
+		Logger:    SDKLogger(log),
+	})
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)
+	}
+	return d, nil
+}
+
+// Close closes every connection that was opened.
+func (d *Deps) Close() {
+	if d.Temporal != nil {
+		d.Temporal.Close()
+	}
+	if d.Redis != nil {
+		_ = d.Redis.Close()
+	}
+	if d.Store != nil {
+		d.Store.Close()
+	}
+}
+
+// APIServer builds the HTTP tier.
+func (d *Deps) APIServer() *api.Server {
+	return &api.Server{
+		Store: d.Store, Bus: d.Bus, Temporal: d.Temporal, TaskQueue: d.Config.TaskQueue,
+		MaxMessageBytes: d.Config.MaxMessageBytes, IdleTimeout: d.Config.IdleTimeout, Log: d.Log,
+	}
+}
+
+// Activities builds the worker's activities.
+func (d *Deps) Activities() *activities.Activities {
+	return &activities.Activities{
+		Store: d.Store, Bus: d.Bus, Models: Models(d.Config), PrimaryModel: d.Config.PrimaryModel, Log: d.Log,
+	}
+}
+
+// Models lists the configured model providers.
+func Models(cfg config.Config) *llm.Registry {
+	return llm.NewRegistry(
+		llm.Provider{Name: "openai", BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey},
+		llm.Provider{Name: "offline", BaseURL: cfg.OfflineLLMURL, APIKey: "offline"},
+	)
+}
+
+// SDKLogger adapts slog for the Temporal SDK, keeping its per-task info lines out.
+func SDKLogger(log *slog.Logger) sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(levelFloor{log.Handler(), slog.LevelWarn}))
+}
+
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+// Serve runs handler on l until ctx ends, then shuts down gracefully.
+func Serve(ctx context.Context, l net.Listener, handler http.Handler) error {
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// WebSockets are hijacked connections Shutdown does not wait for; they end with the process.
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+func (h levelFloor) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h levelFloor) WithGroup(name string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(name), h.min}
+}

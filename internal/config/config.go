@@ -1,0 +1,126 @@
+// Package config reads the product's configuration from environment variables. Every
+// variable has a documented default (README "Configuration"); a malformed value is an error
+// that names the variable.
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of every command; each command uses what it needs.
+type Config struct {
+	Environment       string // ENVIRONMENT: development | production
+	HTTPAddr          string // HTTP_ADDR
+	DatabaseURL       string // DATABASE_URL
+	RedisURL          string // REDIS_URL
+	RedisPrefix       string // REDIS_PREFIX: namespaces every key (tests use a random one)
+	TemporalAddress   string // TEMPORAL_ADDRESS
+	TemporalNamespace string // TEMPORAL_NAMESPACE
+	TaskQueue         string // TEMPORAL_TASK_QUEUE
+	OpenAIBaseURL     string // OPENAI_BASE_URL
+	OpenAIAPIKey      string // OPENAI_API_KEY
+	OfflineLLMURL     string // OFFLINE_LLM_URL: base URL of the offline model (provider "offline")
+	OfflineLLMAddr    string // OFFLINE_LLM_ADDR: where `sapagent offline-llm` and the dev stack serve it
+	OfflineLLMDelay   time.Duration
+	PrimaryModel      string // PRIMARY_MODEL: provider:model
+	MaxMessageBytes   int    // MAX_MESSAGE_BYTES
+	IdleTimeout       time.Duration
+	DataDir           string // DATA_DIR (dev stack only)
+	TemporalPort      int    // TEMPORAL_PORT (dev stack only)
+	TemporalUIPort    int    // TEMPORAL_UI_PORT (dev stack only; 0 disables the UI)
+	TemporalLogLevel  string // TEMPORAL_LOG_LEVEL (dev stack only): the embedded server's log level
+}
+
+// Load reads the environment.
+func Load() (Config, error) {
+	return load(os.Getenv)
+}
+
+func load(getenv func(string) string) (Config, error) {
+	r := reader{getenv: getenv}
+	c := Config{
+		Environment:       r.str("ENVIRONMENT", "development"),
+		HTTPAddr:          r.str("HTTP_ADDR", ":8080"),
+		DatabaseURL:       r.str("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sapagent?sslmode=disable"),
+		RedisURL:          r.str("REDIS_URL", "redis://127.0.0.1:6379/0"),
+		RedisPrefix:       r.str("REDIS_PREFIX", "sapagent:"),
+		TemporalAddress:   r.str("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
+		TemporalNamespace: r.str("TEMPORAL_NAMESPACE", "default"),
+		TaskQueue:         r.str("TEMPORAL_TASK_QUEUE", "sapagent"),
+		OpenAIBaseURL:     r.str("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+		OpenAIAPIKey:      r.str("OPENAI_API_KEY", ""),
+		OfflineLLMAddr:    r.str("OFFLINE_LLM_ADDR", "127.0.0.1:8089"),
+		OfflineLLMDelay:   r.duration("OFFLINE_LLM_TOKEN_DELAY", 15*time.Millisecond),
+		MaxMessageBytes:   r.integer("MAX_MESSAGE_BYTES", 100*1024),
+		IdleTimeout:       r.duration("AGENT_IDLE_TIMEOUT", 7*24*time.Hour),
+		DataDir:           r.str("DATA_DIR", "./.data"),
+		TemporalPort:      r.integer("TEMPORAL_PORT", 7233),
+		TemporalUIPort:    r.integer("TEMPORAL_UI_PORT", 8233),
+		TemporalLogLevel:  r.str("TEMPORAL_LOG_LEVEL", "error"),
+	}
+	c.OfflineLLMURL = r.str("OFFLINE_LLM_URL", "http://"+c.OfflineLLMAddr+"/v1")
+	// Without a real key the product talks to the offline model, so a fresh clone works offline.
+	defaultModel := "offline:sapagent-offline"
+	if c.OpenAIAPIKey != "" {
+		defaultModel = "openai:gpt-4o-mini"
+	}
+	c.PrimaryModel = r.str("PRIMARY_MODEL", defaultModel)
+	if r.err != nil {
+		return Config{}, r.err
+	}
+	if c.Environment != "development" && c.Environment != "production" {
+		return Config{}, fmt.Errorf("ENVIRONMENT must be development or production, got %q", c.Environment)
+	}
+	if _, _, ok := strings.Cut(c.PrimaryModel, ":"); !ok {
+		return Config{}, fmt.Errorf("PRIMARY_MODEL must be provider:model (e.g. openai:gpt-4o-mini), got %q", c.PrimaryModel)
+	}
+	if c.MaxMessageBytes <= 0 {
+		return Config{}, fmt.Errorf("MAX_MESSAGE_BYTES must be positive, got %d", c.MaxMessageBytes)
+	}
+	return c, nil
+}
+
+// UsesOfflineModel reports whether the primary model is served by the offline model server.
+func (c Config) UsesOfflineModel() bool {
+	return strings.HasPrefix(c.PrimaryModel, "offline:")
+}
+
+type reader struct {
+	getenv func(string) string
+	err    error
+}
+
+func (r *reader) str(name, def string) string {
+	if v := strings.TrimSpace(r.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *reader) integer(name string, def int) int {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("%s must be an integer, got %q", name, v)
+	}
+	return n
+}
+
+func (r *reader) duration(name string, def time.Duration) time.Duration {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("%s must be a duration such as 500ms or 24h, got %q", name, v)
+	}
+	return d
+}

@@ -1,0 +1,150 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/sapagent/sapagent/internal/app"
+	"github.com/sapagent/sapagent/internal/config"
+	"github.com/sapagent/sapagent/internal/offlinellm"
+	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/worker"
+	"github.com/sapagent/sapagent/workflows"
+)
+
+// Options configure one dev stack.
+type Options struct {
+	Config config.Config
+	Log    *slog.Logger
+	// StartServices starts local Postgres/Redis when they are down (make dev); tests leave it off.
+	StartServices bool
+	// OfflineLLM tunes the in-process offline model (used when PRIMARY_MODEL is offline:*).
+	OfflineLLM offlinellm.Options
+}
+
+// Stack is a running dev stack. Addresses are resolved (port 0 in the config becomes a real port).
+type Stack struct {
+	APIURL          string
+	TemporalAddress string
+	TemporalUIURL   string // "" when the UI is disabled
+	OfflineLLMURL   string // "" when a real model is configured
+	Deps            *app.Deps
+
+	temporal *Temporal
+	worker   sdkworker.Worker
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	errs     chan error
+}
+
+// Start brings everything up in dependency order; on failure it stops what it started.
+func Start(ctx context.Context, o Options) (_ *Stack, err error) {
+	cfg := o.Config
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Stack{cancel: cancel, errs: make(chan error, 4)}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+
+	if o.StartServices {
+		if err := EnsureServices(ctx, cfg.DatabaseURL, cfg.RedisURL, o.Log); err != nil {
+			return nil, err
+		}
+	}
+	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+
+	if cfg.UsesOfflineModel() {
+		l, err := net.Listen("tcp", cfg.OfflineLLMAddr)
+		if err != nil {
+			return nil, fmt.Errorf("offline model on %s: %w (set OFFLINE_LLM_ADDR)", cfg.OfflineLLMAddr, err)
+		}
+		opts := o.OfflineLLM
+		if opts.TokenDelay == 0 {
+			opts.TokenDelay = cfg.OfflineLLMDelay
+		}
+		s.OfflineLLMURL = "http://" + l.Addr().String() + "/v1"
+		cfg.OfflineLLMURL = s.OfflineLLMURL
+		s.serve(runCtx, "offline model", l, offlinellm.New(opts).Handler())
+	}
+
+	s.temporal, err = StartTemporal(ctx, TemporalOptions{
+		DataDir: cfg.DataDir, Port: cfg.TemporalPort, UIPort: cfg.TemporalUIPort,
+		Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeNames, Log: o.Log,
+		LogLevel: cfg.TemporalLogLevel,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.TemporalAddress = s.temporal.Address
+	if s.temporal.UIAddress != "" {
+		s.TemporalUIURL = "http://" + s.temporal.UIAddress
+	}
+	cfg.TemporalAddress = s.temporal.Address
+
+	if s.Deps, err = app.Open(ctx, cfg, o.Log); err != nil {
+		return nil, err
+	}
+	s.worker = worker.New(s.Deps.Temporal, cfg.TaskQueue, s.Deps.Activities())
+	if err := s.worker.Start(); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+
+	l, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("API on %s: %w (set HTTP_ADDR)", cfg.HTTPAddr, err)
+	}
+	s.APIURL = "http://" + hostPort(l.Addr())
+	s.serve(runCtx, "API", l, s.Deps.APIServer().Router())
+	return s, nil
+}
+
+func (s *Stack) serve(ctx context.Context, name string, l net.Listener, h http.Handler) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := app.Serve(ctx, l, h); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.errs <- fmt.Errorf("%s: %w", name, err)
+		}
+	}()
+}
+
+// Errors reports a component that stopped on its own.
+func (s *Stack) Errors() <-chan error { return s.errs }
+
+// Stop shuts down in reverse order: HTTP servers, worker, connections, Temporal.
+func (s *Stack) Stop() {
+	s.cancel()
+	s.wg.Wait()
+	if s.worker != nil {
+		s.worker.Stop()
+	}
+	if s.Deps != nil {
+		s.Deps.Close()
+	}
+	if s.temporal != nil {
+		s.temporal.Stop()
+	}
+}
+
+// hostPort turns a wildcard listen address into one a local client can dial.
+func hostPort(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		return fmt.Sprintf("127.0.0.1:%d", tcp.Port)
+	}
+	return tcp.String()
+}

@@ -1,0 +1,28 @@
+// Package worker builds the Temporal worker that runs every workflow and activity.
+package worker
+
+import (
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/sapagent/sapagent/activities"
+	"github.com/sapagent/sapagent/workflows"
+)
+
+// New registers the workflows and activities on a worker for taskQueue. The caller starts it
+// (Run or Start) and stops it.
+func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
+	w := sdkworker.New(c, taskQueue, sdkworker.Options{})
+	Register(w, acts)
+	return w
+}
+
+// Register adds the product's workflows and activities to any registry (a worker, a replayer's
+// test environment).
+func Register(w sdkworker.Registry, acts *activities.Activities) {
+	w.RegisterWorkflowWithOptions(workflows.Conversation, workflow.RegisterOptions{Name: workflows.ConversationWorkflowName})
+	if acts != nil {
+		acts.Register(w)
+	}
+}
