@@ -18,7 +18,9 @@ func fail(c *gin.Context, status int, code, message string) {
 
 func badRequest(c *gin.Context, code, message string) { fail(c, http.StatusBadRequest, code, message) }
 
-func notFound(c *gin.Context, what string) { fail(c, http.StatusNotFound, "not_found", what+" not found") }
+func notFound(c *gin.Context, what string) {
+	fail(c, http.StatusNotFound, "not_found", what+" not found")
+}
 
 // unavailable reports a dependency outage without leaking its internals to the client.
 func unavailable(c *gin.Context, what string) {

@@ -182,4 +182,3 @@ func writeRaw(conn *websocket.Conn, raw []byte) error {
 	_ = conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
 	return conn.WriteMessage(websocket.TextMessage, raw)
 }
-

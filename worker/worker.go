@@ -3,8 +3,8 @@ package worker
 
 import (
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/workflow"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/sapagent/sapagent/activities"
 	"github.com/sapagent/sapagent/workflows"

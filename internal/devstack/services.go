@@ -103,4 +103,3 @@ func run(ctx context.Context, name string, args ...string) error {
 	}
 	return nil
 }
-

@@ -19,10 +19,10 @@ import (
 
 // Options bound what a topic keeps.
 type Options struct {
-	Prefix     string        // key prefix, e.g. "sapagent:"
-	LogMaxLen  int64         // events kept per topic log (approximate trim)
-	LogTTL     time.Duration // a topic's log expires this long after its last event
-	DedupTTL   time.Duration // how long a re-published event ID is recognised
+	Prefix    string        // key prefix, e.g. "sapagent:"
+	LogMaxLen int64         // events kept per topic log (approximate trim)
+	LogTTL    time.Duration // a topic's log expires this long after its last event
+	DedupTTL  time.Duration // how long a re-published event ID is recognised
 }
 
 // Bus publishes and subscribes; safe for concurrent use.
