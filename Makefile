@@ -1,6 +1,6 @@
 # The README's two commands: `make dev` runs the product, `make test` runs the tests.
 GO ?= go
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: dev test build lint bench services fuzz
 

@@ -137,6 +137,11 @@ func modelError(err error) error {
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
 		switch {
+		case apiErr.HTTPStatusCode == http.StatusUnauthorized, apiErr.HTTPStatusCode == http.StatusForbidden:
+			// Providers echo part of the key in this message; it must not reach history or events.
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("the model provider refused the configured credentials (HTTP %d)", apiErr.HTTPStatusCode),
+				workflows.ErrTypeModelRejected, nil)
 		case apiErr.HTTPStatusCode == http.StatusTooManyRequests, apiErr.HTTPStatusCode == http.StatusRequestTimeout,
 			apiErr.HTTPStatusCode >= 500:
 			return fmt.Errorf("model error (HTTP %d): %s", apiErr.HTTPStatusCode, apiErr.Message)

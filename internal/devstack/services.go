@@ -5,6 +5,7 @@ package devstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -78,11 +79,11 @@ func reachable(addr string) bool {
 // startPostgres starts the Debian-packaged cluster (pg_ctlcluster), the way these machines run it.
 func startPostgres(ctx context.Context) error {
 	if _, err := exec.LookPath("pg_ctlcluster"); err != nil {
-		return fmt.Errorf("PostgreSQL is not installed here (no pg_ctlcluster)")
+		return errors.New("no local PostgreSQL installation (pg_ctlcluster not found)")
 	}
 	versions, _ := filepath.Glob("/etc/postgresql/*")
 	if len(versions) == 0 {
-		return fmt.Errorf("no cluster under /etc/postgresql")
+		return errors.New("no cluster under /etc/postgresql")
 	}
 	version := filepath.Base(versions[len(versions)-1])
 	return run(ctx, "pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "start")
@@ -90,7 +91,7 @@ func startPostgres(ctx context.Context) error {
 
 func startRedis(ctx context.Context) error {
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		return fmt.Errorf("Redis is not installed here (no redis-server)")
+		return errors.New("no local Redis installation (redis-server not found)")
 	}
 	return run(ctx, "redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", "6379",
 		"--save", "", "--appendonly", "no")

@@ -1,0 +1,48 @@
+package config
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestDefaultsRunOfflineOnADevMachine(t *testing.T) {
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, ":8080", c.HTTPAddr)
+	assert.Equal(t, "offline:sapagent-offline", c.PrimaryModel)
+	assert.True(t, c.UsesOfflineModel())
+	assert.Equal(t, "http://127.0.0.1:8089/v1", c.OfflineLLMURL)
+	assert.Equal(t, 100*1024, c.MaxMessageBytes)
+	assert.Equal(t, 7*24*time.Hour, c.IdleTimeout)
+}
+
+func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
+	c, err := load(env(map[string]string{"OPENAI_API_KEY": "sk-test"}))
+	require.NoError(t, err)
+	assert.Equal(t, "openai:gpt-4o-mini", c.PrimaryModel)
+	assert.False(t, c.UsesOfflineModel())
+}
+
+func TestMalformedValuesNameTheVariable(t *testing.T) {
+	for name, vars := range map[string]map[string]string{
+		"MAX_MESSAGE_BYTES":  {"MAX_MESSAGE_BYTES": "lots"},
+		"AGENT_IDLE_TIMEOUT": {"AGENT_IDLE_TIMEOUT": "a week"},
+		"PRIMARY_MODEL":      {"PRIMARY_MODEL": "gpt-4o"},
+		"ENVIRONMENT":        {"ENVIRONMENT": "staging"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(env(vars))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), name)
+		})
+	}
+	_, err := load(env(map[string]string{"MAX_MESSAGE_BYTES": "0"}))
+	assert.ErrorContains(t, err, "MAX_MESSAGE_BYTES")
+}
