@@ -33,18 +33,21 @@ func (s *Server) createAgent(c *gin.Context) {
 		return
 	}
 	req.Name = strings.TrimSpace(req.Name)
-	if utf8.RuneCountInString(req.Name) > maxNameLength {
-		badRequest(c, "invalid_name", fmt.Sprintf("name is longer than %d characters", maxNameLength))
+	if utf8.RuneCountInString(req.Name) > maxNameLength || strings.ContainsRune(req.Name, 0) {
+		badRequest(c, "invalid_name", fmt.Sprintf("name must be at most %d characters without NUL", maxNameLength))
 		return
 	}
-	workspaceID := store.DefaultWorkspaceID
-	if req.WorkspaceID != "" {
-		id, err := uuid.Parse(req.WorkspaceID)
-		if err != nil {
-			badRequest(c, "invalid_id", "workspace_id is not a UUID")
-			return
-		}
-		workspaceID = id
+	if req.WorkspaceID == "" {
+		badRequest(c, "missing_field", "workspace_id is required")
+		return
+	}
+	workspaceID, err := uuid.Parse(req.WorkspaceID)
+	if err != nil {
+		badRequest(c, "invalid_id", "workspace_id is not a UUID")
+		return
+	}
+	if _, ok := s.workspaceByID(c, workspaceID, false); !ok {
+		return
 	}
 	ctx := c.Request.Context()
 	tx, err := s.Store.Pool.Begin(ctx)
@@ -53,7 +56,7 @@ func (s *Server) createAgent(c *gin.Context) {
 		return
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
-	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: workspaceID, Name: req.Name})
+	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: workspaceID, Name: req.Name, CreatedBy: userOf(c)})
 	if err != nil {
 		s.Log.Error("create agent", "error", err)
 		unavailable(c, "the database")
@@ -69,6 +72,81 @@ func (s *Server) createAgent(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusCreated, agent)
+}
+
+// listAgents lists a workspace's agents (?workspace_id=, required), newest first;
+// ?archived=true lists the archived ones.
+func (s *Server) listAgents(c *gin.Context) {
+	cur, limit, ok := listParams(c)
+	if !ok {
+		return
+	}
+	wsID, err := uuid.Parse(c.Query("workspace_id"))
+	if err != nil {
+		badRequest(c, "invalid_id", "workspace_id query parameter is missing or not a UUID")
+		return
+	}
+	archived := c.Query("archived") == "true"
+	if v := c.Query("archived"); v != "" && v != "true" && v != "false" {
+		badRequest(c, "invalid_field", "archived must be true or false")
+		return
+	}
+	if _, ok := s.workspaceByID(c, wsID, false); !ok {
+		return
+	}
+	agents, err := s.Store.ListAgents(c.Request.Context(), wsID, archived, cur, limit+1)
+	if err != nil {
+		s.storeFailed(c, err, "agents")
+		return
+	}
+	page(c, agents, limit, func(a store.Agent) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
+}
+
+type updateAgentRequest struct {
+	Name     *string `json:"name"`
+	Archived *bool   `json:"archived"`
+}
+
+// updateAgent renames (name) and/or archives or restores (archived) an agent.
+func (s *Server) updateAgent(c *gin.Context) {
+	id, ok := uuidParam(c, "id", "agent")
+	if !ok {
+		return
+	}
+	var req updateAgentRequest
+	if !decodeJSON(c, 16<<10, &req) {
+		return
+	}
+	if req.Name == nil && req.Archived == nil {
+		badRequest(c, "missing_field", "nothing to update: give name and/or archived")
+		return
+	}
+	if req.Name != nil {
+		name, ok := requiredName(c, "name", *req.Name, maxNameLength)
+		if !ok {
+			return
+		}
+		req.Name = &name
+	}
+	s.saveAgent(c, id, req)
+}
+
+func (s *Server) archiveAgent(c *gin.Context) {
+	id, ok := uuidParam(c, "id", "agent")
+	if !ok {
+		return
+	}
+	yes := true
+	s.saveAgent(c, id, updateAgentRequest{Archived: &yes})
+}
+
+func (s *Server) saveAgent(c *gin.Context, id uuid.UUID, req updateAgentRequest) {
+	agent, err := s.Store.UpdateAgent(c.Request.Context(), id, userOf(c), req.Name, req.Archived)
+	if err != nil {
+		s.storeFailed(c, err, "agent")
+		return
+	}
+	c.JSON(http.StatusOK, agent)
 }
 
 func (s *Server) conversationStart(a store.Agent) client.StartWorkflowOptions {
@@ -102,7 +180,7 @@ func (s *Server) loadAgent(c *gin.Context) (store.Agent, bool) {
 		badRequest(c, "invalid_id", "agent id is not a UUID")
 		return store.Agent{}, false
 	}
-	agent, err := s.Store.GetAgent(c.Request.Context(), id)
+	agent, err := s.Store.GetAgentFor(c.Request.Context(), id, userOf(c))
 	if errors.Is(err, store.ErrNotFound) {
 		notFound(c, "agent")
 		return agent, false
@@ -147,8 +225,12 @@ func (s *Server) sendMessage(c *gin.Context) {
 		badRequest(c, "message_too_large", fmt.Sprintf("content is %d bytes; the limit is %d", len(req.Content), s.MaxMessageBytes))
 		return
 	}
-	if !utf8.ValidString(req.Content) {
-		badRequest(c, "invalid_message", "content is not valid UTF-8")
+	if !utf8.ValidString(req.Content) || strings.ContainsRune(req.Content, 0) {
+		badRequest(c, "invalid_message", "content must be valid UTF-8 without NUL characters")
+		return
+	}
+	if agent.ArchivedAt != nil {
+		fail(c, http.StatusConflict, "agent_archived", "this agent is archived; restore it (PATCH archived=false) to continue")
 		return
 	}
 	msgID := uuid.New()
@@ -195,7 +277,7 @@ func (s *Server) listMessages(c *gin.Context) {
 	if !ok {
 		return
 	}
-	after, limit, ok := pageParams(c)
+	after, limit, ok := pageParams(c, true)
 	if !ok {
 		return
 	}

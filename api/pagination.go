@@ -12,8 +12,8 @@ const (
 	maxPageSize     = 500
 )
 
-// pageParams reads ?cursor= (the last seq of the previous page) and ?limit=.
-func pageParams(c *gin.Context) (after int64, limit int, ok bool) {
+// pageParams reads ?limit= and, when seqCursor, ?cursor= as the last seq of the previous page.
+func pageParams(c *gin.Context, seqCursor bool) (after int64, limit int, ok bool) {
 	limit = defaultPageSize
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -23,7 +23,7 @@ func pageParams(c *gin.Context) (after int64, limit int, ok bool) {
 		}
 		limit = n
 	}
-	if v := c.Query("cursor"); v != "" {
+	if v := c.Query("cursor"); seqCursor && v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
 			badRequest(c, "invalid_cursor", "cursor is not valid; use next_cursor from the previous page")

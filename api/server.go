@@ -9,9 +9,13 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/go-redis/redis_rate/v10"
 	"go.temporal.io/sdk/client"
 
+	"github.com/sapagent/sapagent/internal/auth"
+	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -24,6 +28,15 @@ type Server struct {
 	MaxMessageBytes int
 	IdleTimeout     time.Duration
 	Log             *slog.Logger
+
+	Auth               *auth.Verifier
+	Limiter            *redis_rate.Limiter
+	RedisPrefix        string
+	RateLimitPerMinute int
+	AllowedOrigins     []string
+	Secrets            *secrets.Keyring
+	Blobs              blob.Store
+	MaxFileBytes       int64
 }
 
 // Router builds the gin engine with every route.
@@ -37,11 +50,57 @@ func (s *Server) Router() *gin.Engine {
 
 	api := r.Group("/api")
 	api.GET("/health", s.health)
-	api.POST("/agents", s.createAgent)
-	api.GET("/agents/:id", s.getAgent)
-	api.POST("/agents/:id/message", s.sendMessage)
-	api.GET("/agents/:id/messages", s.listMessages)
-	api.GET("/agents/:id/ws", s.agentSocket)
+	api.GET("/openapi.json", s.openAPI)
+
+	// Everything else: authenticated, then mutations rate-limited per user.
+	a := api.Group("", s.authenticate, s.rateLimit)
+	a.GET("/orgs", s.listOrgs)
+	a.POST("/orgs", s.createOrg)
+	a.GET("/orgs/:id", s.getOrg)
+	a.PATCH("/orgs/:id", s.updateOrg)
+	a.DELETE("/orgs/:id", s.deleteOrg)
+	a.GET("/orgs/:id/members", s.listOrgMembers)
+	a.POST("/orgs/:id/members", s.addOrgMember)
+	a.PATCH("/orgs/:id/members/:userId", s.updateOrgMember)
+	a.DELETE("/orgs/:id/members/:userId", s.removeOrgMember)
+
+	a.GET("/workspaces", s.listWorkspaces)
+	a.POST("/workspaces", s.createWorkspace)
+	a.GET("/workspaces/:id", s.getWorkspace)
+	a.PATCH("/workspaces/:id", s.updateWorkspace)
+	a.DELETE("/workspaces/:id", s.deleteWorkspace)
+	a.GET("/workspaces/:id/members", s.listWorkspaceMembers)
+	a.POST("/workspaces/:id/members", s.addWorkspaceMember)
+	a.DELETE("/workspaces/:id/members/:userId", s.removeWorkspaceMember)
+	a.GET("/workspaces/:id/settings", s.getWorkspaceSettings)
+	a.PUT("/workspaces/:id/settings", s.putWorkspaceSettings)
+
+	a.GET("/workspaces/:id/connections", s.listConnections)
+	a.POST("/workspaces/:id/connections", s.createConnection)
+	a.GET("/workspaces/:id/connections/:connId", s.getConnection)
+	a.PATCH("/workspaces/:id/connections/:connId", s.updateConnection)
+	a.DELETE("/workspaces/:id/connections/:connId", s.deleteConnection)
+	a.GET("/workspaces/:id/connections/:connId/secrets", s.listSecrets)
+	a.PUT("/workspaces/:id/connections/:connId/secrets/:name", s.setSecret)
+	a.DELETE("/workspaces/:id/connections/:connId/secrets/:name", s.deleteSecret)
+
+	a.GET("/user/sap-credentials", s.listCredentials)
+	a.PUT("/user/sap-credentials/:connId", s.setCredential)
+	a.DELETE("/user/sap-credentials/:connId", s.deleteCredential)
+
+	a.POST("/files", s.uploadFile)
+	a.GET("/files/:id", s.getFile)
+	a.GET("/files/:id/content", s.downloadFile)
+	a.DELETE("/files/:id", s.deleteFile)
+
+	a.GET("/agents", s.listAgents)
+	a.POST("/agents", s.createAgent)
+	a.GET("/agents/:id", s.getAgent)
+	a.PATCH("/agents/:id", s.updateAgent)
+	a.POST("/agents/:id/archive", s.archiveAgent)
+	a.POST("/agents/:id/message", s.sendMessage)
+	a.GET("/agents/:id/messages", s.listMessages)
+	a.GET("/agents/:id/ws", s.agentSocket)
 	return r
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -22,6 +23,10 @@ const (
 )
 
 var upgrader = websocket.Upgrader{
+	// Origin is checked against ALLOWED_ORIGINS before upgrading (so a refusal is a JSON 403).
+	CheckOrigin: func(*http.Request) bool { return true },
+	// Browsers pass the token as the subprotocol pair "bearer, <jwt>"; the server must echo one.
+	Subprotocols:    []string{"bearer"},
 	ReadBufferSize:  1024,
 	WriteBufferSize: 4096,
 	WriteBufferPool: &socketBufferPool,
@@ -36,6 +41,10 @@ var socketBufferPool sync.Pool
 // reflects); with ?after=<seq> it gets the logged events after that seq. Then live events,
 // each once, in seq order; a gap in the live stream is filled from the log.
 func (s *Server) agentSocket(c *gin.Context) {
+	if !s.originAllowed(c.Request) {
+		fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
+		return
+	}
 	agent, ok := s.loadAgent(c)
 	if !ok {
 		return

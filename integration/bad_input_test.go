@@ -49,8 +49,10 @@ func TestBadInputGetsAClearErrorAndWritesNothing(t *testing.T) {
 		{"bad limit", "GET", "/api/agents/" + agent.ID + "/messages?limit=0", nil, 400, "invalid_limit"},
 		{"bad cursor", "GET", "/api/agents/" + agent.ID + "/messages?cursor=x", nil, 400, "invalid_cursor"},
 		{"unknown agent get", "GET", "/api/agents/" + unknown, nil, 404, "not_found"},
-		{"over-long agent name", "POST", "/api/agents", map[string]any{"name": strings.Repeat("n", 201)}, 400, "invalid_name"},
+		{"over-long agent name", "POST", "/api/agents", map[string]any{"name": strings.Repeat("n", 201), "workspace_id": e.ws}, 400, "invalid_name"},
 		{"bad workspace id", "POST", "/api/agents", map[string]any{"workspace_id": "w1"}, 400, "invalid_id"},
+		{"missing workspace id", "POST", "/api/agents", map[string]any{"name": "x"}, 400, "missing_field"},
+		{"NUL in message", "POST", msgPath, map[string]any{"content": "a\u0000b"}, 400, "invalid_message"},
 		{"unknown route", "GET", "/api/nothing-here", nil, 404, "not_found"},
 		{"wrong method", "DELETE", "/api/health", nil, 405, "method_not_allowed"},
 	}
@@ -74,13 +76,14 @@ func TestBadInputGetsAClearErrorAndWritesNothing(t *testing.T) {
 func TestSocketForUnknownAgentFailsBeforeUpgrade(t *testing.T) {
 	e := startEnv(t, nil)
 	u := "ws" + strings.TrimPrefix(e.stack.APIURL, "http") + "/api/agents/" + uuid.NewString() + "/ws"
-	_, resp, err := websocket.DefaultDialer.Dial(u, nil)
+	hdr := http.Header{"Authorization": {"Bearer " + e.token}}
+	_, resp, err := websocket.DefaultDialer.Dial(u, hdr)
 	require.ErrorIs(t, err, websocket.ErrBadHandshake)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 	_ = resp.Body.Close()
 
 	agent := e.createAgent("")
-	_, resp, err = websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(e.stack.APIURL, "http")+"/api/agents/"+agent.ID+"/ws?after=-3", nil)
+	_, resp, err = websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(e.stack.APIURL, "http")+"/api/agents/"+agent.ID+"/ws?after=-3", hdr)
 	require.ErrorIs(t, err, websocket.ErrBadHandshake)
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	_ = resp.Body.Close()

@@ -21,9 +21,11 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/devstack"
 	"github.com/sapagent/sapagent/internal/offlinellm"
+	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -34,6 +36,9 @@ type env struct {
 	cfg   config.Config
 	opts  devstack.Options
 	stack *devstack.Stack
+	token string // alice's token; alice owns org and admins workspace
+	org   string
+	ws    string
 }
 
 func randomSuffix() string {
@@ -68,6 +73,9 @@ func testConfig(t testing.TB) config.Config {
 	cfg.PrimaryModel = "offline:" + offlinellm.ModelName
 	cfg.OpenAIAPIKey = ""
 	cfg.DataDir = t.TempDir()
+	cfg.AuthJWTSecret = "test-secret-" + randomSuffix() + randomSuffix()
+	cfg.SecretsKey = secrets.NewKey()
+	cfg.BlobURL = "file://" + cfg.DataDir + "/files"
 	cfg.TemporalLogLevel = "fatal"
 	if testing.Verbose() {
 		cfg.TemporalLogLevel = "error"
@@ -87,6 +95,13 @@ func startEnv(t testing.TB, mutate func(*config.Config, *devstack.Options)) *env
 		e.opts.Config = e.cfg
 	}
 	e.start()
+	e.token = e.tokenFor("alice")
+	var org, ws struct {
+		ID string `json:"id"`
+	}
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/orgs", map[string]any{"name": "Acme"}, &org))
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces", map[string]any{"org_id": org.ID, "name": "Finance"}, &ws))
+	e.org, e.ws = org.ID, ws.ID
 	t.Cleanup(func() {
 		e.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -117,8 +132,21 @@ func (e *env) restart() {
 	e.start()
 }
 
-// do sends a JSON request and decodes a JSON response into out (when non-nil).
+// tokenFor mints a valid token for user.
+func (e *env) tokenFor(user string) string {
+	tok, err := auth.Mint([]byte(e.cfg.AuthJWTSecret), user, time.Hour, "", "")
+	require.NoError(e.t, err)
+	return tok
+}
+
+// do sends a JSON request as alice and decodes a JSON response into out (when non-nil).
 func (e *env) do(method, path string, body any, out any) int {
+	e.t.Helper()
+	return e.doAs(e.token, method, path, body, out)
+}
+
+// doAs sends a request with the given bearer token ("" for none).
+func (e *env) doAs(token, method, path string, body any, out any) int {
 	e.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -134,6 +162,9 @@ func (e *env) do(method, path string, body any, out any) int {
 	require.NoError(e.t, err)
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(e.t, err)
@@ -156,7 +187,7 @@ type agentJSON struct {
 func (e *env) createAgent(name string) agentJSON {
 	e.t.Helper()
 	var a agentJSON
-	require.Equal(e.t, http.StatusCreated, e.do("POST", "/api/agents", map[string]any{"name": name}, &a))
+	require.Equal(e.t, http.StatusCreated, e.do("POST", "/api/agents", map[string]any{"name": name, "workspace_id": e.ws}, &a))
 	require.NotEmpty(e.t, a.ID)
 	return a
 }
@@ -203,7 +234,7 @@ type socket struct {
 func (e *env) dial(agentID, query string) *socket {
 	e.t.Helper()
 	u := "ws" + strings.TrimPrefix(e.stack.APIURL, "http") + "/api/agents/" + agentID + "/ws" + query
-	conn, resp, err := websocket.DefaultDialer.Dial(u, nil)
+	conn, resp, err := websocket.DefaultDialer.Dial(u, http.Header{"Authorization": {"Bearer " + e.token}})
 	require.NoError(e.t, err)
 	_ = resp.Body.Close()
 	e.t.Cleanup(func() { _ = conn.Close() })

@@ -51,12 +51,13 @@ func TestModelFailuresAreReportedAndTheConversationGoesOn(t *testing.T) {
 
 func TestHealthIs503WhenRedisIsDown(t *testing.T) {
 	e := startEnv(t, nil)
-	srv := e.stack.Deps.APIServer()
+	srv, err := e.stack.Deps.APIServer(context.Background())
+	require.NoError(t, err)
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer dead.Close()
 	srv.Bus = events.New(dead, events.Options{Prefix: e.cfg.RedisPrefix})
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("GET", "/api/health", nil).WithContext(context.Background())
+	req := httptest.NewRequest("GET", "/api/health", nil)
 	srv.Router().ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	assert.JSONEq(t, `{"status":"degraded","checks":{"postgres":"ok","redis":"unavailable","temporal":"ok"}}`, rec.Body.String())
@@ -64,7 +65,9 @@ func TestHealthIs503WhenRedisIsDown(t *testing.T) {
 	// The socket refuses before upgrading rather than accepting a client it cannot serve.
 	agent := e.createAgent("")
 	rec = httptest.NewRecorder()
-	srv.Router().ServeHTTP(rec, httptest.NewRequest("GET", "/api/agents/"+agent.ID+"/ws", nil))
+	wsReq := httptest.NewRequest("GET", "/api/agents/"+agent.ID+"/ws", nil)
+	wsReq.Header.Set("Authorization", "Bearer "+e.token)
+	srv.Router().ServeHTTP(rec, wsReq)
 	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	assert.Contains(t, rec.Body.String(), `"code":"unavailable"`)
 }

@@ -12,15 +12,19 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/sapagent/sapagent/activities"
 	"github.com/sapagent/sapagent/api"
+	"github.com/sapagent/sapagent/internal/auth"
+	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/llm"
+	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -36,8 +40,11 @@ type Deps struct {
 
 // Open connects to Postgres, Redis and Temporal; on failure it closes what it opened.
 func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, error) {
+	cfg, err := cfg.WithDevSecrets()
+	if err != nil {
+		return nil, err
+	}
 	d := &Deps{Config: cfg, Log: log}
-	var err error
 	if d.Store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
 	}
@@ -77,12 +84,32 @@ func (d *Deps) Close() {
 	}
 }
 
-// APIServer builds the HTTP tier.
-func (d *Deps) APIServer() *api.Server {
-	return &api.Server{
-		Store: d.Store, Bus: d.Bus, Temporal: d.Temporal, TaskQueue: d.Config.TaskQueue,
-		MaxMessageBytes: d.Config.MaxMessageBytes, IdleTimeout: d.Config.IdleTimeout, Log: d.Log,
+// APIServer builds the HTTP tier: token verifier, rate limiter, secrets keyring and blob store.
+func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
+	c := d.Config
+	verifier, err := auth.NewVerifier(ctx, auth.Options{Secret: []byte(c.AuthJWTSecret), JWKSURL: c.AuthJWKSURL, Audience: c.AuthAudience, Issuer: c.AuthIssuer})
+	if err != nil {
+		return nil, err
 	}
+	keys, err := d.Keyring()
+	if err != nil {
+		return nil, err
+	}
+	blobs, err := blob.Open(ctx, c.BlobURL)
+	if err != nil {
+		return nil, err
+	}
+	return &api.Server{
+		Store: d.Store, Bus: d.Bus, Temporal: d.Temporal, TaskQueue: c.TaskQueue,
+		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
+		Auth: verifier, Limiter: redis_rate.NewLimiter(d.Redis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
+		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
+	}, nil
+}
+
+// Keyring opens SECRETS_KEY (and SECRETS_OLD_KEYS).
+func (d *Deps) Keyring() (*secrets.Keyring, error) {
+	return secrets.ParseKeys(d.Config.SecretsKey, d.Config.SecretsOldKeys)
 }
 
 // Activities builds the worker's activities.

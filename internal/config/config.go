@@ -6,6 +6,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,17 @@ type Config struct {
 	TemporalPort      int    // TEMPORAL_PORT (dev stack only)
 	TemporalUIPort    int    // TEMPORAL_UI_PORT (dev stack only; 0 disables the UI)
 	TemporalLogLevel  string // TEMPORAL_LOG_LEVEL (dev stack only): the embedded server's log level
+
+	AuthJWTSecret      string   // AUTH_JWT_SECRET: HS256 secret
+	AuthJWKSURL        string   // AUTH_JWKS_URL: asymmetric keys
+	AuthAudience       string   // AUTH_AUDIENCE
+	AuthIssuer         string   // AUTH_ISSUER
+	AllowedOrigins     []string // ALLOWED_ORIGINS: browser origins allowed on WebSocket/SSE
+	SecretsKey         string   // SECRETS_KEY: base64 AES-256 key
+	SecretsOldKeys     string   // SECRETS_OLD_KEYS: comma-separated older keys
+	BlobURL            string   // BLOB_URL: file:///path or s3://bucket?...
+	MaxFileBytes       int64    // FILE_MAX_BYTES
+	RateLimitPerMinute int      // RATE_LIMIT_PER_MINUTE: mutating requests per user
 }
 
 // Load reads the environment.
@@ -63,6 +75,20 @@ func load(getenv func(string) string) (Config, error) {
 		TemporalLogLevel:  r.str("TEMPORAL_LOG_LEVEL", "error"),
 	}
 	c.OfflineLLMURL = r.str("OFFLINE_LLM_URL", "http://"+c.OfflineLLMAddr+"/v1")
+	c.AuthJWTSecret = r.str("AUTH_JWT_SECRET", "")
+	c.AuthJWKSURL = r.str("AUTH_JWKS_URL", "")
+	c.AuthAudience = r.str("AUTH_AUDIENCE", "")
+	c.AuthIssuer = r.str("AUTH_ISSUER", "")
+	for _, o := range strings.Split(r.str("ALLOWED_ORIGINS", "http://localhost:8080,http://127.0.0.1:8080"), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.AllowedOrigins = append(c.AllowedOrigins, o)
+		}
+	}
+	c.SecretsKey = r.str("SECRETS_KEY", "")
+	c.SecretsOldKeys = r.str("SECRETS_OLD_KEYS", "")
+	c.BlobURL = r.str("BLOB_URL", "file://"+absPath(c.DataDir)+"/files")
+	c.MaxFileBytes = int64(r.integer("FILE_MAX_BYTES", 20<<20))
+	c.RateLimitPerMinute = r.integer("RATE_LIMIT_PER_MINUTE", 60)
 	// Without a real key the product talks to the offline model, so a fresh clone works offline.
 	defaultModel := "offline:sapagent-offline"
 	if c.OpenAIAPIKey != "" {
@@ -77,6 +103,9 @@ func load(getenv func(string) string) (Config, error) {
 	}
 	if _, _, ok := strings.Cut(c.PrimaryModel, ":"); !ok {
 		return Config{}, fmt.Errorf("PRIMARY_MODEL must be provider:model (e.g. openai:gpt-4o-mini), got %q", c.PrimaryModel)
+	}
+	if c.MaxFileBytes <= 0 || c.RateLimitPerMinute <= 0 {
+		return Config{}, fmt.Errorf("FILE_MAX_BYTES and RATE_LIMIT_PER_MINUTE must be positive")
 	}
 	if c.MaxMessageBytes <= 0 {
 		return Config{}, fmt.Errorf("MAX_MESSAGE_BYTES must be positive, got %d", c.MaxMessageBytes)
@@ -123,4 +152,11 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 		r.err = fmt.Errorf("%s must be a duration such as 500ms or 24h, got %q", name, v)
 	}
 	return d
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

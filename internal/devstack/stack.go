@@ -11,6 +11,7 @@ import (
 
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/sapagent/sapagent/api"
 	"github.com/sapagent/sapagent/internal/app"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/offlinellm"
@@ -36,6 +37,7 @@ type Stack struct {
 	TemporalUIURL   string // "" when the UI is disabled
 	OfflineLLMURL   string // "" when a real model is configured
 	Deps            *app.Deps
+	API             *api.Server
 
 	temporal *Temporal
 	worker   sdkworker.Worker
@@ -103,12 +105,15 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 
+	if s.API, err = s.Deps.APIServer(ctx); err != nil {
+		return nil, err
+	}
 	l, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("API on %s: %w (set HTTP_ADDR)", cfg.HTTPAddr, err)
 	}
 	s.APIURL = "http://" + hostPort(l.Addr())
-	s.serve(runCtx, "API", l, s.Deps.APIServer().Router())
+	s.serve(runCtx, "API", l, s.API.Router())
 	return s, nil
 }
 

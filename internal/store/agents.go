@@ -9,30 +9,33 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// DefaultWorkspaceID is the workspace agents belong to until tenancy assigns real ones.
-var DefaultWorkspaceID = uuid.MustParse("00000000-0000-0000-0000-000000000001")
-
 // Agent is one conversation.
 type Agent struct {
-	ID          uuid.UUID `json:"id"`
-	WorkspaceID uuid.UUID `json:"workspace_id"`
-	Name        string    `json:"name"`
-	Title       string    `json:"title"`
-	Model       string    `json:"model"`
-	Status      string    `json:"status"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          uuid.UUID  `json:"id"`
+	WorkspaceID uuid.UUID  `json:"workspace_id"`
+	Name        string     `json:"name"`
+	Title       string     `json:"title"`
+	Model       string     `json:"model"`
+	Status      string     `json:"status"`
+	CreatedBy   string     `json:"created_by"`
+	ArchivedAt  *time.Time `json:"archived_at"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
 }
 
-const agentColumns = `id, workspace_id, name, title, model, status, created_at, updated_at`
+const agentColumns = `a.id, a.workspace_id, a.name, a.title, a.model, a.status, a.created_by, a.archived_at, a.created_at, a.updated_at`
 
 func scanAgent(row pgx.Row) (Agent, error) {
 	var a Agent
-	err := row.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Title, &a.Model, &a.Status, &a.CreatedAt, &a.UpdatedAt)
+	err := row.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Title, &a.Model, &a.Status, &a.CreatedBy, &a.ArchivedAt, &a.CreatedAt, &a.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return a, ErrNotFound
 	}
 	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
+	if a.ArchivedAt != nil {
+		t := a.ArchivedAt.UTC()
+		a.ArchivedAt = &t
+	}
 	return a, err
 }
 
@@ -40,17 +43,48 @@ func scanAgent(row pgx.Row) (Agent, error) {
 // workflow fails (no agent row without a conversation behind it).
 func CreateAgent(ctx context.Context, tx pgx.Tx, a Agent) (Agent, error) {
 	return scanAgent(tx.QueryRow(ctx,
-		`INSERT INTO agents (id, workspace_id, name, model) VALUES ($1, $2, $3, $4) RETURNING `+agentColumns,
-		a.ID, a.WorkspaceID, a.Name, a.Model))
+		`INSERT INTO agents AS a (id, workspace_id, name, model, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING `+agentColumns,
+		a.ID, a.WorkspaceID, a.Name, a.Model, a.CreatedBy))
 }
 
 // GetAgent loads one agent.
 func (s *Store) GetAgent(ctx context.Context, id uuid.UUID) (Agent, error) {
-	return scanAgent(s.Pool.QueryRow(ctx, `SELECT `+agentColumns+` FROM agents WHERE id = $1`, id))
+	return scanAgent(s.Pool.QueryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = $1`, id))
 }
 
 // SetAgentStatus records the conversation's lifecycle state (idle, active, waiting).
 func (s *Store) SetAgentStatus(ctx context.Context, id uuid.UUID, status string) error {
 	_, err := s.Pool.Exec(ctx, `UPDATE agents SET status = $2, updated_at = now() WHERE id = $1 AND status <> $2`, id, status)
 	return err
+}
+
+// visibleAgent restricts a query on agents a to those the user ($2) may see: a member of
+// the agent's workspace, or an owner/admin of its organization.
+const visibleAgent = `EXISTS (SELECT 1 FROM workspaces w
+	LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = $2
+	LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2
+	WHERE w.id = a.workspace_id AND (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin')))`
+
+// GetAgentFor loads an agent the user may see; ErrNotFound when it does not exist or is not visible.
+func (s *Store) GetAgentFor(ctx context.Context, id uuid.UUID, user string) (Agent, error) {
+	return scanAgent(s.Pool.QueryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = $1 AND `+visibleAgent, id, user))
+}
+
+// ListAgents lists a workspace's agents, newest first; archived ones only when asked.
+func (s *Store) ListAgents(ctx context.Context, workspaceID uuid.UUID, archived bool, after *Cursor, limit int) ([]Agent, error) {
+	t, id := cursorArgs(after)
+	rows, err := s.Pool.Query(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.workspace_id = $1
+		AND (a.archived_at IS NOT NULL) = $2 AND (a.created_at, a.id) < ($3, $4)
+		ORDER BY a.created_at DESC, a.id DESC LIMIT $5`, workspaceID, archived, t, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Agent, error) { return scanAgent(r) })
+}
+
+// UpdateAgent renames and/or archives (true) or restores (false) an agent the user may see.
+func (s *Store) UpdateAgent(ctx context.Context, id uuid.UUID, user string, name *string, archived *bool) (Agent, error) {
+	return scanAgent(s.Pool.QueryRow(ctx, `UPDATE agents a SET name = coalesce($3, a.name),
+		archived_at = CASE WHEN $4::boolean IS NULL THEN a.archived_at WHEN $4 THEN coalesce(a.archived_at, now()) ELSE NULL END,
+		updated_at = now() WHERE a.id = $1 AND `+visibleAgent+` RETURNING `+agentColumns, id, user, name, archived))
 }

@@ -1,0 +1,218 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/sapagent/sapagent/internal/secrets"
+	"github.com/sapagent/sapagent/internal/store"
+)
+
+type connectionRequest struct {
+	Name         *string `json:"name"`
+	SystemType   *string `json:"system_type"`
+	ConnectorURL *string `json:"connector_url"`
+	Environment  *string `json:"environment"`
+}
+
+// apply validates the request onto c (PATCH semantics: absent fields stay).
+func (r connectionRequest) apply(ctx *gin.Context, c *store.Connection) bool {
+	if r.Name != nil {
+		name, ok := requiredName(ctx, "name", *r.Name, 100)
+		if !ok {
+			return false
+		}
+		c.Name = name
+	}
+	if r.SystemType != nil {
+		switch strings.ToUpper(strings.ReplaceAll(*r.SystemType, "/", "")) {
+		case "ECC":
+			c.SystemType = "ECC"
+		case "S4HANA":
+			c.SystemType = "S4HANA"
+		default:
+			badRequest(ctx, "invalid_system_type", "system_type must be ECC or S4HANA")
+			return false
+		}
+	}
+	if r.ConnectorURL != nil {
+		u := strings.TrimSpace(*r.ConnectorURL)
+		if u != "" {
+			parsed, err := url.Parse(u)
+			if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" || len(u) > 2048 {
+				badRequest(ctx, "invalid_url", "connector_url must be an http(s) URL (or empty for the built-in simulator)")
+				return false
+			}
+		}
+		c.ConnectorURL = u
+	}
+	if r.Environment != nil {
+		switch *r.Environment {
+		case "development", "test", "production":
+			c.Environment = *r.Environment
+		default:
+			badRequest(ctx, "invalid_environment", "environment must be development, test or production")
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) listConnections(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return
+	}
+	conns, err := s.Store.ListConnections(c.Request.Context(), w.ID)
+	if err != nil {
+		s.storeFailed(c, err, "connections")
+		return
+	}
+	all(c, conns)
+}
+
+func (s *Server) createConnection(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", true)
+	if !ok {
+		return
+	}
+	var req connectionRequest
+	if !decodeJSON(c, 16<<10, &req) {
+		return
+	}
+	if req.Name == nil || req.SystemType == nil {
+		badRequest(c, "missing_field", "name and system_type are required")
+		return
+	}
+	conn := store.Connection{WorkspaceID: w.ID, Environment: "development"}
+	if !req.apply(c, &conn) {
+		return
+	}
+	created, err := s.Store.CreateConnection(c.Request.Context(), conn)
+	if err != nil {
+		s.storeFailed(c, err, "connection")
+		return
+	}
+	c.JSON(http.StatusCreated, created)
+}
+
+// connectionAccess resolves :id and :connId (404 when the connection is not in the workspace).
+func (s *Server) connectionAccess(c *gin.Context, needAdmin bool) (store.Connection, bool) {
+	w, ok := s.workspaceAccess(c, "id", needAdmin)
+	if !ok {
+		return store.Connection{}, false
+	}
+	id, ok := uuidParam(c, "connId", "connection")
+	if !ok {
+		return store.Connection{}, false
+	}
+	conn, err := s.Store.GetConnection(c.Request.Context(), w.ID, id)
+	if err != nil {
+		s.storeFailed(c, err, "connection")
+		return conn, false
+	}
+	return conn, true
+}
+
+func (s *Server) getConnection(c *gin.Context) {
+	if conn, ok := s.connectionAccess(c, false); ok {
+		c.JSON(http.StatusOK, conn)
+	}
+}
+
+func (s *Server) updateConnection(c *gin.Context) {
+	conn, ok := s.connectionAccess(c, true)
+	if !ok {
+		return
+	}
+	var req connectionRequest
+	if !decodeJSON(c, 16<<10, &req) {
+		return
+	}
+	if !req.apply(c, &conn) {
+		return
+	}
+	updated, err := s.Store.UpdateConnection(c.Request.Context(), conn)
+	if err != nil {
+		s.storeFailed(c, err, "connection")
+		return
+	}
+	c.JSON(http.StatusOK, updated)
+}
+
+func (s *Server) deleteConnection(c *gin.Context) {
+	conn, ok := s.connectionAccess(c, true)
+	if !ok {
+		return
+	}
+	if err := s.Store.DeleteConnection(c.Request.Context(), conn.WorkspaceID, conn.ID); err != nil {
+		s.storeFailed(c, err, "connection")
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+var secretName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+const maxSecretBytes = 8 << 10
+
+func (s *Server) listSecrets(c *gin.Context) {
+	conn, ok := s.connectionAccess(c, true)
+	if !ok {
+		return
+	}
+	names, err := s.Store.ListConnectionSecretNames(c.Request.Context(), conn.ID)
+	if err != nil {
+		s.storeFailed(c, err, "secrets")
+		return
+	}
+	all(c, names)
+}
+
+type secretRequest struct {
+	Value string `json:"value"`
+}
+
+// setSecret stores a write-only value (connector_key, host, sysnr, client, router…).
+func (s *Server) setSecret(c *gin.Context) {
+	conn, ok := s.connectionAccess(c, true)
+	if !ok {
+		return
+	}
+	name := c.Param("name")
+	if !secretName.MatchString(name) {
+		badRequest(c, "invalid_name", "secret name must be lower-case letters, digits and _ (max 64), starting with a letter")
+		return
+	}
+	var req secretRequest
+	if !decodeJSON(c, 4*maxSecretBytes, &req) {
+		return
+	}
+	if req.Value == "" || len(req.Value) > maxSecretBytes {
+		badRequest(c, "invalid_value", fmt.Sprintf("value must be 1 to %d bytes", maxSecretBytes))
+		return
+	}
+	keyID, ct := s.Secrets.Seal([]byte(req.Value), secrets.ConnectionSecretAAD(conn.ID.String(), name))
+	if err := s.Store.SetConnectionSecret(c.Request.Context(), conn.ID, name, store.SealedValue{KeyID: keyID, Ciphertext: ct}); err != nil {
+		s.storeFailed(c, err, "secret")
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"name": name, "connection_id": conn.ID})
+}
+
+func (s *Server) deleteSecret(c *gin.Context) {
+	conn, ok := s.connectionAccess(c, true)
+	if !ok {
+		return
+	}
+	if err := s.Store.DeleteConnectionSecret(c.Request.Context(), conn.ID, c.Param("name")); err != nil {
+		s.storeFailed(c, err, "secret")
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,170 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/sapagent/sapagent/internal/blob"
+	"github.com/sapagent/sapagent/internal/store"
+)
+
+// allowedFileTypes are what agents can read: PDF, images, text and CSV.
+var allowedFileTypes = map[string]bool{
+	"application/pdf": true, "image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true,
+	"text/plain": true, "text/csv": true, "text/markdown": true,
+}
+
+// uploadFile takes multipart/form-data with fields workspace_id and file. The type is sniffed
+// from the content (never trusted from the client); the sha256 is computed while storing.
+func (s *Server) uploadFile(c *gin.Context) {
+	if !strings.HasPrefix(c.ContentType(), "multipart/form-data") {
+		fail(c, http.StatusUnsupportedMediaType, "unsupported_media_type", "upload with multipart/form-data (fields workspace_id and file)")
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.MaxFileBytes+64<<10)
+	if err := c.Request.ParseMultipartForm(8 << 20); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			fail(c, http.StatusRequestEntityTooLarge, "file_too_large", fmt.Sprintf("files are limited to %d bytes", s.MaxFileBytes))
+			return
+		}
+		badRequest(c, "invalid_multipart", "body is not valid multipart/form-data")
+		return
+	}
+	defer c.Request.MultipartForm.RemoveAll() //nolint:errcheck // temp files
+	wsID, err := uuid.Parse(c.Request.FormValue("workspace_id"))
+	if err != nil {
+		badRequest(c, "invalid_id", "workspace_id is missing or not a UUID")
+		return
+	}
+	w, ok := s.workspaceByID(c, wsID, false)
+	if !ok {
+		return
+	}
+	file, header, err := c.Request.FormFile("file")
+	if err != nil {
+		badRequest(c, "missing_field", "file is required")
+		return
+	}
+	defer file.Close()
+	if header.Size > s.MaxFileBytes {
+		fail(c, http.StatusRequestEntityTooLarge, "file_too_large", fmt.Sprintf("files are limited to %d bytes", s.MaxFileBytes))
+		return
+	}
+	name, ok := requiredName(c, "file name", path.Base(strings.ReplaceAll(header.Filename, "\\", "/")), 255)
+	if !ok {
+		return
+	}
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(file, head)
+	contentType := sniff(head[:n], name)
+	if !allowedFileTypes[contentType] {
+		fail(c, http.StatusUnsupportedMediaType, "unsupported_file_type",
+			"file type "+contentType+" is not accepted; upload PDF, PNG, JPEG, GIF, WebP, text, Markdown or CSV")
+		return
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		unavailable(c, "file storage")
+		return
+	}
+	id := uuid.New()
+	key := w.ID.String() + "/" + id.String()
+	hash := sha256.New()
+	if err := s.Blobs.Put(c.Request.Context(), key, io.TeeReader(file, hash), header.Size, contentType); err != nil {
+		s.Log.Error("blob put", "error", err)
+		unavailable(c, "file storage")
+		return
+	}
+	f, err := s.Store.CreateFile(c.Request.Context(), store.File{
+		ID: id, WorkspaceID: w.ID, UploadedBy: userOf(c), Name: name, ContentType: contentType,
+		Size: header.Size, SHA256: hex.EncodeToString(hash.Sum(nil)), StorageKey: key,
+	})
+	if err != nil {
+		_ = s.Blobs.Delete(c.Request.Context(), key) // no orphan bytes without a row
+		s.storeFailed(c, err, "file")
+		return
+	}
+	c.JSON(http.StatusCreated, f)
+}
+
+// sniff decides the content type from the bytes, refining text by the file extension.
+func sniff(head []byte, name string) string {
+	ct, _, _ := mime.ParseMediaType(http.DetectContentType(head))
+	if ct == "text/plain" {
+		switch strings.ToLower(path.Ext(name)) {
+		case ".csv":
+			return "text/csv"
+		case ".md", ".markdown":
+			return "text/markdown"
+		}
+	}
+	return ct
+}
+
+func (s *Server) fileFor(c *gin.Context) (store.File, bool) {
+	id, ok := uuidParam(c, "id", "file")
+	if !ok {
+		return store.File{}, false
+	}
+	f, err := s.Store.GetFileFor(c.Request.Context(), id, userOf(c))
+	if err != nil {
+		s.storeFailed(c, err, "file")
+		return f, false
+	}
+	return f, true
+}
+
+func (s *Server) getFile(c *gin.Context) {
+	if f, ok := s.fileFor(c); ok {
+		c.JSON(http.StatusOK, f)
+	}
+}
+
+func (s *Server) downloadFile(c *gin.Context) {
+	f, ok := s.fileFor(c)
+	if !ok {
+		return
+	}
+	r, err := s.Blobs.Get(c.Request.Context(), f.StorageKey)
+	if errors.Is(err, blob.ErrNotFound) {
+		notFound(c, "file content")
+		return
+	}
+	if err != nil {
+		s.Log.Error("blob get", "error", err)
+		unavailable(c, "file storage")
+		return
+	}
+	defer r.Close()
+	c.Header("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.Name}))
+	c.Header("ETag", `"`+f.SHA256+`"`)
+	c.Header("X-Content-SHA256", f.SHA256)
+	c.Header("X-Content-Type-Options", "nosniff")
+	c.DataFromReader(http.StatusOK, f.Size, f.ContentType, r, nil)
+}
+
+func (s *Server) deleteFile(c *gin.Context) {
+	id, ok := uuidParam(c, "id", "file")
+	if !ok {
+		return
+	}
+	f, err := s.Store.DeleteFileFor(c.Request.Context(), id, userOf(c))
+	if err != nil {
+		s.storeFailed(c, err, "file")
+		return
+	}
+	if err := s.Blobs.Delete(c.Request.Context(), f.StorageKey); err != nil {
+		s.Log.Warn("blob delete (row already gone)", "key", f.StorageKey, "error", err)
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/go-redis/redis_rate/v10"
+
+	"github.com/sapagent/sapagent/internal/auth"
+)
+
+const userKey = "sapagent.user"
+
+// userOf is the authenticated caller (the token's sub).
+func userOf(c *gin.Context) string { return c.GetString(userKey) }
+
+// authenticate accepts "Authorization: Bearer <jwt>"; for WebSocket and SSE, whose browser
+// APIs cannot set headers, also the subprotocol pair "bearer, <jwt>" or ?access_token=.
+func (s *Server) authenticate(c *gin.Context) {
+	token := bearerToken(c.Request)
+	if token == "" {
+		c.Header("WWW-Authenticate", `Bearer realm="sapagent"`)
+		fail(c, http.StatusUnauthorized, "unauthorized", "missing bearer token")
+		return
+	}
+	user, err := s.Auth.Verify(token)
+	if err != nil {
+		var ae *auth.Error
+		reason := "invalid token"
+		if errors.As(err, &ae) {
+			reason = ae.Reason
+		}
+		c.Header("WWW-Authenticate", `Bearer realm="sapagent", error="invalid_token"`)
+		fail(c, http.StatusUnauthorized, "unauthorized", reason)
+		return
+	}
+	c.Set(userKey, user)
+	c.Next()
+}
+
+func bearerToken(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if scheme, tok, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(tok)
+		}
+		return ""
+	}
+	if tok := websocketProtocolToken(r); tok != "" {
+		return tok
+	}
+	return r.URL.Query().Get("access_token")
+}
+
+// websocketProtocolToken reads Sec-WebSocket-Protocol: bearer, <token>.
+func websocketProtocolToken(r *http.Request) string {
+	var parts []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			parts = append(parts, strings.TrimSpace(p))
+		}
+	}
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i] == "bearer" {
+			return parts[i+1]
+		}
+	}
+	return ""
+}
+
+// rateLimit allows RateLimitPerMinute mutating requests per user (GCRA in Redis). When Redis
+// is unreachable the request is allowed and the failure logged: an outage of the limiter
+// must not take the API down (Redis being down already degrades health).
+func (s *Server) rateLimit(c *gin.Context) {
+	switch c.Request.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		c.Next()
+		return
+	}
+	res, err := s.Limiter.Allow(c.Request.Context(), s.RedisPrefix+"ratelimit:"+userOf(c), redis_rate.PerMinute(s.RateLimitPerMinute))
+	if err != nil {
+		s.Log.Warn("rate limiter unavailable, allowing request", "error", err)
+		c.Next()
+		return
+	}
+	c.Header("X-RateLimit-Limit", strconv.Itoa(s.RateLimitPerMinute))
+	c.Header("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+	if res.Allowed == 0 {
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
+		fail(c, http.StatusTooManyRequests, "rate_limited",
+			"too many changes: at most "+strconv.Itoa(s.RateLimitPerMinute)+" per minute; retry after the Retry-After seconds")
+		return
+	}
+	c.Next()
+}
+
+// originAllowed checks a browser's Origin against ALLOWED_ORIGINS; non-browser clients send none.
+func (s *Server) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	for _, o := range s.AllowedOrigins {
+		if o == "*" || strings.EqualFold(o, origin) {
+			return true
+		}
+	}
+	return false
+}

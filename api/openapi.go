@@ -1,0 +1,144 @@
+package api
+
+import (
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// routeDoc describes one route for /api/openapi.json. A test fails when a registered gin
+// route has no entry here, so the document cannot drift from the router.
+type routeDoc struct {
+	Method, Path, Summary string
+	Body                  map[string]any // JSON schema of the request body (nil: none)
+	Status                int            // success status
+	Public                bool
+}
+
+func obj(required []string, props map[string]any) map[string]any {
+	return map[string]any{"type": "object", "additionalProperties": false, "required": required, "properties": props}
+}
+
+func str(maxLen int) map[string]any { return map[string]any{"type": "string", "maxLength": maxLen} }
+
+var (
+	uuidStr     = map[string]any{"type": "string", "format": "uuid"}
+	memberBody  = obj([]string{"user_id", "role"}, map[string]any{"user_id": str(200), "role": map[string]any{"enum": []string{"owner", "admin", "member"}}})
+	connectionB = obj(nil, map[string]any{"name": str(100), "system_type": map[string]any{"enum": []string{"ECC", "S4HANA"}},
+		"connector_url": str(2048), "environment": map[string]any{"enum": []string{"development", "test", "production"}}})
+)
+
+var routeDocs = []routeDoc{
+	{Method: "GET", Path: "/api/health", Summary: "Dependency health (200 ok, 503 degraded)", Status: 200, Public: true},
+	{Method: "GET", Path: "/api/openapi.json", Summary: "This document", Status: 200, Public: true},
+
+	{Method: "GET", Path: "/api/orgs", Summary: "List the caller's organizations", Status: 200},
+	{Method: "POST", Path: "/api/orgs", Summary: "Create an organization (caller becomes owner)", Status: 201, Body: obj([]string{"name"}, map[string]any{"name": str(200)})},
+	{Method: "GET", Path: "/api/orgs/{id}", Summary: "Get an organization", Status: 200},
+	{Method: "PATCH", Path: "/api/orgs/{id}", Summary: "Rename an organization (admin)", Status: 200, Body: obj([]string{"name"}, map[string]any{"name": str(200)})},
+	{Method: "DELETE", Path: "/api/orgs/{id}", Summary: "Delete an organization and everything in it (owner)", Status: 204},
+	{Method: "GET", Path: "/api/orgs/{id}/members", Summary: "List members", Status: 200},
+	{Method: "POST", Path: "/api/orgs/{id}/members", Summary: "Add a member (admin; owners grant owner)", Status: 201, Body: memberBody},
+	{Method: "PATCH", Path: "/api/orgs/{id}/members/{userId}", Summary: "Change a member's role", Status: 200, Body: memberBody},
+	{Method: "DELETE", Path: "/api/orgs/{id}/members/{userId}", Summary: "Remove a member (or leave)", Status: 204},
+
+	{Method: "GET", Path: "/api/workspaces", Summary: "List visible workspaces (?org_id=)", Status: 200},
+	{Method: "POST", Path: "/api/workspaces", Summary: "Create a workspace (org admin)", Status: 201, Body: obj([]string{"org_id", "name"}, map[string]any{"org_id": uuidStr, "name": str(200)})},
+	{Method: "GET", Path: "/api/workspaces/{id}", Summary: "Get a workspace", Status: 200},
+	{Method: "PATCH", Path: "/api/workspaces/{id}", Summary: "Rename a workspace (admin)", Status: 200, Body: obj(nil, map[string]any{"name": str(200)})},
+	{Method: "DELETE", Path: "/api/workspaces/{id}", Summary: "Delete a workspace (admin)", Status: 204},
+	{Method: "GET", Path: "/api/workspaces/{id}/members", Summary: "List workspace members", Status: 200},
+	{Method: "POST", Path: "/api/workspaces/{id}/members", Summary: "Add an org member to the workspace (admin)", Status: 201, Body: memberBody},
+	{Method: "DELETE", Path: "/api/workspaces/{id}/members/{userId}", Summary: "Remove a workspace member (or leave)", Status: 204},
+	{Method: "GET", Path: "/api/workspaces/{id}/settings", Summary: "Workspace settings object", Status: 200},
+	{Method: "PUT", Path: "/api/workspaces/{id}/settings", Summary: "Replace workspace settings (admin, ≤ 64 KB)", Status: 200, Body: map[string]any{"type": "object"}},
+
+	{Method: "GET", Path: "/api/workspaces/{id}/connections", Summary: "List SAP connections", Status: 200},
+	{Method: "POST", Path: "/api/workspaces/{id}/connections", Summary: "Add an SAP connection (admin)", Status: 201, Body: connectionB},
+	{Method: "GET", Path: "/api/workspaces/{id}/connections/{connId}", Summary: "Get a connection", Status: 200},
+	{Method: "PATCH", Path: "/api/workspaces/{id}/connections/{connId}", Summary: "Update a connection (admin)", Status: 200, Body: connectionB},
+	{Method: "DELETE", Path: "/api/workspaces/{id}/connections/{connId}", Summary: "Delete a connection (admin)", Status: 204},
+	{Method: "GET", Path: "/api/workspaces/{id}/connections/{connId}/secrets", Summary: "List secret names (admin; values are write-only)", Status: 200},
+	{Method: "PUT", Path: "/api/workspaces/{id}/connections/{connId}/secrets/{name}", Summary: "Set a secret (admin; encrypted at rest)", Status: 200, Body: obj([]string{"value"}, map[string]any{"value": str(8192)})},
+	{Method: "DELETE", Path: "/api/workspaces/{id}/connections/{connId}/secrets/{name}", Summary: "Delete a secret (admin)", Status: 204},
+
+	{Method: "GET", Path: "/api/user/sap-credentials", Summary: "List the caller's SAP logins (no passwords)", Status: 200},
+	{Method: "PUT", Path: "/api/user/sap-credentials/{connId}", Summary: "Set the caller's SAP login for a connection", Status: 200, Body: obj([]string{"sap_user", "password"}, map[string]any{"sap_user": str(40), "password": str(512)})},
+	{Method: "DELETE", Path: "/api/user/sap-credentials/{connId}", Summary: "Delete the caller's SAP login", Status: 204},
+
+	{Method: "POST", Path: "/api/files", Summary: "Upload a file (multipart: workspace_id, file; PDF, images, text, CSV)", Status: 201,
+		Body: map[string]any{"type": "object", "properties": map[string]any{"workspace_id": uuidStr, "file": map[string]any{"type": "string", "format": "binary"}}}},
+	{Method: "GET", Path: "/api/files/{id}", Summary: "File metadata (size, sha256)", Status: 200},
+	{Method: "GET", Path: "/api/files/{id}/content", Summary: "Download a file", Status: 200},
+	{Method: "DELETE", Path: "/api/files/{id}", Summary: "Delete a file", Status: 204},
+
+	{Method: "GET", Path: "/api/agents", Summary: "List a workspace's agents (?workspace_id=, ?archived=)", Status: 200},
+	{Method: "POST", Path: "/api/agents", Summary: "Create an agent and start its conversation", Status: 201, Body: obj([]string{"workspace_id"}, map[string]any{"workspace_id": uuidStr, "name": str(200)})},
+	{Method: "GET", Path: "/api/agents/{id}", Summary: "Get an agent", Status: 200},
+	{Method: "PATCH", Path: "/api/agents/{id}", Summary: "Rename, archive or restore an agent", Status: 200, Body: obj(nil, map[string]any{"name": str(200), "archived": map[string]any{"type": "boolean"}})},
+	{Method: "POST", Path: "/api/agents/{id}/archive", Summary: "Archive an agent", Status: 200},
+	{Method: "POST", Path: "/api/agents/{id}/message", Summary: "Send a message (update-with-start)", Status: 202, Body: obj([]string{"content"}, map[string]any{"content": str(102400), "client_message_id": uuidStr})},
+	{Method: "GET", Path: "/api/agents/{id}/messages", Summary: "Transcript in seq order (?cursor=&limit=)", Status: 200},
+	{Method: "GET", Path: "/api/agents/{id}/ws", Summary: "WebSocket of the agent's events (docs/events.md); token via subprotocol 'bearer, <jwt>' or ?access_token=", Status: 101},
+}
+
+var ginParam = regexp.MustCompile(`:([A-Za-z]+)`)
+
+// OpenAPIPath converts a gin route path to OpenAPI form (:id → {id}).
+func OpenAPIPath(p string) string { return ginParam.ReplaceAllString(p, "{$1}") }
+
+// OpenAPIDocument builds the OpenAPI 3.1 description of every route.
+func OpenAPIDocument() map[string]any {
+	errResp := map[string]any{"description": "error", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
+	paths := map[string]any{}
+	for _, r := range routeDocs {
+		item, _ := paths[r.Path].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[r.Path] = item
+		}
+		op := map[string]any{"summary": r.Summary, "responses": map[string]any{
+			strconv.Itoa(r.Status): map[string]any{"description": http.StatusText(r.Status)},
+			"400":                  errResp, "404": errResp, "503": errResp,
+		}}
+		var params []any
+		for _, m := range regexp.MustCompile(`\{([A-Za-z]+)\}`).FindAllStringSubmatch(r.Path, -1) {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+		}
+		if params != nil {
+			op["parameters"] = params
+		}
+		if !r.Public {
+			op["security"] = []any{map[string]any{"bearer": []any{}}}
+			resp := op["responses"].(map[string]any)
+			resp["401"], resp["403"] = errResp, errResp
+			if r.Method != "GET" {
+				resp["429"] = errResp
+			}
+		}
+		if r.Body != nil {
+			ct := "application/json"
+			if strings.HasPrefix(r.Summary, "Upload") {
+				ct = "multipart/form-data"
+			}
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{ct: map[string]any{"schema": r.Body}}}
+		}
+		item[strings.ToLower(r.Method)] = op
+	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info":    map[string]any{"title": "sapagent API", "version": "1"},
+		"paths":   paths,
+		"components": map[string]any{
+			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+			"schemas": map[string]any{"Error": obj([]string{"error", "code"}, map[string]any{"error": map[string]any{"type": "string"}, "code": map[string]any{"type": "string"}}),
+				"List": obj([]string{"data", "next_cursor", "has_more"}, map[string]any{"data": map[string]any{"type": "array"},
+					"next_cursor": map[string]any{"type": []string{"string", "null"}}, "has_more": map[string]any{"type": "boolean"}})},
+		},
+	}
+}
+
+func (s *Server) openAPI(c *gin.Context) { c.JSON(http.StatusOK, OpenAPIDocument()) }

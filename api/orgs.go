@@ -1,0 +1,184 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/sapagent/sapagent/internal/store"
+)
+
+type orgRequest struct {
+	Name string `json:"name"`
+}
+
+func (s *Server) createOrg(c *gin.Context) {
+	var req orgRequest
+	if !decodeJSON(c, 16<<10, &req) {
+		return
+	}
+	name, ok := requiredName(c, "name", req.Name, 200)
+	if !ok {
+		return
+	}
+	o, err := s.Store.CreateOrg(c.Request.Context(), name, userOf(c))
+	if err != nil {
+		s.storeFailed(c, err, "organization")
+		return
+	}
+	c.JSON(http.StatusCreated, o)
+}
+
+func (s *Server) listOrgs(c *gin.Context) {
+	cur, limit, ok := listParams(c)
+	if !ok {
+		return
+	}
+	orgs, err := s.Store.ListOrgs(c.Request.Context(), userOf(c), cur, limit+1)
+	if err != nil {
+		s.storeFailed(c, err, "organizations")
+		return
+	}
+	page(c, orgs, limit, func(o store.Org) store.Cursor { return store.Cursor{CreatedAt: o.CreatedAt, ID: o.ID} })
+}
+
+func (s *Server) getOrg(c *gin.Context) {
+	if o, ok := s.orgAccess(c, store.RoleMember); ok {
+		c.JSON(http.StatusOK, o)
+	}
+}
+
+func (s *Server) updateOrg(c *gin.Context) {
+	o, ok := s.orgAccess(c, store.RoleAdmin)
+	if !ok {
+		return
+	}
+	var req orgRequest
+	if !decodeJSON(c, 16<<10, &req) {
+		return
+	}
+	name, ok := requiredName(c, "name", req.Name, 200)
+	if !ok {
+		return
+	}
+	if err := s.Store.RenameOrg(c.Request.Context(), o.ID, name); err != nil {
+		s.storeFailed(c, err, "organization")
+		return
+	}
+	s.getOrg(c)
+}
+
+func (s *Server) deleteOrg(c *gin.Context) {
+	o, ok := s.orgAccess(c, store.RoleOwner)
+	if !ok {
+		return
+	}
+	if err := s.Store.DeleteOrg(c.Request.Context(), o.ID); err != nil {
+		s.storeFailed(c, err, "organization")
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) listOrgMembers(c *gin.Context) {
+	o, ok := s.orgAccess(c, store.RoleMember)
+	if !ok {
+		return
+	}
+	members, err := s.Store.ListOrgMembers(c.Request.Context(), o.ID)
+	if err != nil {
+		s.storeFailed(c, err, "members")
+		return
+	}
+	all(c, members)
+}
+
+type memberRequest struct {
+	UserID string `json:"user_id"`
+	Role   string `json:"role"`
+}
+
+func (s *Server) addOrgMember(c *gin.Context) {
+	s.setOrgMember(c, "")
+}
+
+func (s *Server) updateOrgMember(c *gin.Context) {
+	s.setOrgMember(c, c.Param("userId"))
+}
+
+// setOrgMember adds (user from the body) or changes (user from the path) a membership.
+// Admins manage members and admins; only owners grant or take the owner role.
+func (s *Server) setOrgMember(c *gin.Context, pathUser string) {
+	o, ok := s.orgAccess(c, store.RoleAdmin)
+	if !ok {
+		return
+	}
+	var req memberRequest
+	if !decodeJSON(c, 16<<10, &req) {
+		return
+	}
+	if pathUser != "" {
+		if req.UserID != "" && req.UserID != pathUser {
+			badRequest(c, "invalid_field", "user_id in the body differs from the path")
+			return
+		}
+		req.UserID = pathUser
+	}
+	user, ok := userIDField(c, req.UserID)
+	if !ok {
+		return
+	}
+	if roleRank[req.Role] == 0 {
+		badRequest(c, "invalid_role", "role must be owner, admin or member")
+		return
+	}
+	if o.Role != store.RoleOwner {
+		current, err := s.Store.GetOrg(c.Request.Context(), o.ID, user)
+		if err != nil {
+			s.storeFailed(c, err, "organization")
+			return
+		}
+		if req.Role == store.RoleOwner || current.Role == store.RoleOwner {
+			fail(c, http.StatusForbidden, "forbidden", "only owners grant or change the owner role")
+			return
+		}
+	}
+	m, err := s.Store.SetOrgMember(c.Request.Context(), o.ID, user, req.Role)
+	if err != nil {
+		s.storeFailed(c, err, "member")
+		return
+	}
+	status := http.StatusOK
+	if pathUser == "" {
+		status = http.StatusCreated
+	}
+	c.JSON(status, m)
+}
+
+func (s *Server) removeOrgMember(c *gin.Context) {
+	user := c.Param("userId")
+	minRole := store.RoleAdmin
+	if user == userOf(c) {
+		minRole = store.RoleMember // anyone may leave
+	}
+	o, ok := s.orgAccess(c, minRole)
+	if !ok {
+		return
+	}
+	if o.Role != store.RoleOwner && user != userOf(c) {
+		target, err := s.Store.GetOrg(c.Request.Context(), o.ID, user)
+		if err != nil {
+			s.storeFailed(c, err, "organization")
+			return
+		}
+		if target.Role == store.RoleOwner {
+			fail(c, http.StatusForbidden, "forbidden", "only owners remove owners")
+			return
+		}
+	}
+	if err := s.Store.RemoveOrgMember(c.Request.Context(), o.ID, user); err != nil {
+		s.storeFailed(c, err, "member")
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

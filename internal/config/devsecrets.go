@@ -1,0 +1,66 @@
+package config
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// devSecrets are generated once per data folder so a fresh clone works without configuring
+// keys, while tokens and encrypted values stay valid across restarts of the dev stack.
+type devSecrets struct {
+	JWTSecret  string `json:"jwt_secret"`
+	SecretsKey string `json:"secrets_key"`
+}
+
+// WithDevSecrets fills AUTH_JWT_SECRET and SECRETS_KEY from DATA_DIR/dev-secrets.json (creating
+// it) when they are unset in development. Production must configure them: it returns an error.
+func (c Config) WithDevSecrets() (Config, error) {
+	needAuth := c.AuthJWTSecret == "" && c.AuthJWKSURL == ""
+	needKey := c.SecretsKey == ""
+	if !needAuth && !needKey {
+		return c, nil
+	}
+	if c.Environment == "production" {
+		return c, errors.New("production needs AUTH_JWT_SECRET or AUTH_JWKS_URL, and SECRETS_KEY")
+	}
+	path := filepath.Join(c.DataDir, "dev-secrets.json")
+	var ds devSecrets
+	raw, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(raw, &ds); err != nil {
+			return c, fmt.Errorf("%s: %w", path, err)
+		}
+	case errors.Is(err, os.ErrNotExist):
+		ds = devSecrets{JWTSecret: randomBase64(), SecretsKey: randomBase64()}
+		raw, _ := json.MarshalIndent(ds, "", "  ")
+		if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+			return c, err
+		}
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			return c, err
+		}
+	default:
+		return c, err
+	}
+	if needAuth {
+		c.AuthJWTSecret = ds.JWTSecret
+	}
+	if needKey {
+		c.SecretsKey = ds.SecretsKey
+	}
+	return c, nil
+}
+
+func randomBase64() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}

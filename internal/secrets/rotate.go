@@ -1,0 +1,35 @@
+package secrets
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sapagent/sapagent/internal/store"
+)
+
+// Rotate re-encrypts every stored value that is not under the keyring's current key and
+// returns how many it re-sealed. Old keys must still be configured (SECRETS_OLD_KEYS) until
+// it has run; values that cannot be opened are reported, never printed.
+func Rotate(ctx context.Context, st *store.Store, keys *Keyring) (int, error) {
+	rows, err := st.SealedRowsNotUnder(ctx, keys.CurrentKeyID())
+	if err != nil {
+		return 0, err
+	}
+	done := 0
+	for _, row := range rows {
+		aad := ConnectionSecretAAD(row.Key1, row.Key2)
+		if row.Table == "user_connection_credentials" {
+			aad = CredentialAAD(row.Key1, row.Key2)
+		}
+		plain, err := keys.Open(row.Value.KeyID, row.Value.Ciphertext, aad)
+		if err != nil {
+			return done, fmt.Errorf("%s row (key %s): %w", row.Table, row.Value.KeyID, err)
+		}
+		keyID, ct := keys.Seal(plain, aad)
+		if err := st.ReplaceSealed(ctx, row, store.SealedValue{KeyID: keyID, Ciphertext: ct}); err != nil {
+			return done, err
+		}
+		done++
+	}
+	return done, nil
+}

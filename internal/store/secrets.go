@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// SecretName is a stored connection secret without its value (values are write-only).
+type SecretName struct {
+	Name      string    `json:"name"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SealedValue is an encrypted value with the key that sealed it.
+type SealedValue struct {
+	KeyID      string
+	Ciphertext []byte
+}
+
+// SetConnectionSecret stores (or replaces) an encrypted secret.
+func (s *Store) SetConnectionSecret(ctx context.Context, connID uuid.UUID, name string, v SealedValue) error {
+	_, err := s.Pool.Exec(ctx, `INSERT INTO connection_secrets (connection_id, name, key_id, ciphertext) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (connection_id, name) DO UPDATE SET key_id = EXCLUDED.key_id, ciphertext = EXCLUDED.ciphertext, updated_at = now()`,
+		connID, name, v.KeyID, v.Ciphertext)
+	return err
+}
+
+// ListConnectionSecretNames lists the names of a connection's secrets.
+func (s *Store) ListConnectionSecretNames(ctx context.Context, connID uuid.UUID) ([]SecretName, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT name, updated_at FROM connection_secrets WHERE connection_id = $1 ORDER BY name`, connID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (SecretName, error) {
+		var n SecretName
+		err := r.Scan(&n.Name, &n.UpdatedAt)
+		n.UpdatedAt = n.UpdatedAt.UTC()
+		return n, err
+	})
+}
+
+// GetConnectionSecret loads one encrypted secret (activities decrypt it).
+func (s *Store) GetConnectionSecret(ctx context.Context, connID uuid.UUID, name string) (SealedValue, error) {
+	var v SealedValue
+	err := s.Pool.QueryRow(ctx, `SELECT key_id, ciphertext FROM connection_secrets WHERE connection_id = $1 AND name = $2`, connID, name).
+		Scan(&v.KeyID, &v.Ciphertext)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, ErrNotFound
+	}
+	return v, err
+}
+
+// DeleteConnectionSecret removes one secret.
+func (s *Store) DeleteConnectionSecret(ctx context.Context, connID uuid.UUID, name string) error {
+	tag, err := s.Pool.Exec(ctx, `DELETE FROM connection_secrets WHERE connection_id = $1 AND name = $2`, connID, name)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// Credential is a user's SAP login for a connection, without the password.
+type Credential struct {
+	ConnectionID   uuid.UUID `json:"connection_id"`
+	ConnectionName string    `json:"connection_name"`
+	WorkspaceID    uuid.UUID `json:"workspace_id"`
+	SAPUser        string    `json:"sap_user"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// SetCredential stores the user's encrypted SAP password for a connection of a workspace
+// they can see; ErrNotFound when the connection is not visible to them.
+func (s *Store) SetCredential(ctx context.Context, user string, connID uuid.UUID, sapUser string, v SealedValue) (Credential, error) {
+	var c Credential
+	err := s.Pool.QueryRow(ctx, `WITH visible AS (
+			SELECT c.id, c.name, c.workspace_id FROM workspace_connections c JOIN workspaces w ON w.id = c.workspace_id
+			LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = $1
+			LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $1
+			WHERE c.id = $2 AND (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin'))),
+		saved AS (
+			INSERT INTO user_connection_credentials (user_id, connection_id, sap_user, key_id, password_ciphertext)
+			SELECT $1, id, $3, $4, $5 FROM visible
+			ON CONFLICT (user_id, connection_id) DO UPDATE SET sap_user = EXCLUDED.sap_user, key_id = EXCLUDED.key_id,
+				password_ciphertext = EXCLUDED.password_ciphertext, updated_at = now()
+			RETURNING connection_id, sap_user, updated_at)
+		SELECT s.connection_id, v.name, v.workspace_id, s.sap_user, s.updated_at FROM saved s JOIN visible v ON v.id = s.connection_id`,
+		user, connID, sapUser, v.KeyID, v.Ciphertext).Scan(&c.ConnectionID, &c.ConnectionName, &c.WorkspaceID, &c.SAPUser, &c.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, ErrNotFound
+	}
+	c.UpdatedAt = c.UpdatedAt.UTC()
+	return c, err
+}
+
+// ListCredentials lists the user's stored SAP logins (never passwords).
+func (s *Store) ListCredentials(ctx context.Context, user string) ([]Credential, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT u.connection_id, c.name, c.workspace_id, u.sap_user, u.updated_at
+		FROM user_connection_credentials u JOIN workspace_connections c ON c.id = u.connection_id
+		WHERE u.user_id = $1 ORDER BY c.name`, user)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Credential, error) {
+		var c Credential
+		err := r.Scan(&c.ConnectionID, &c.ConnectionName, &c.WorkspaceID, &c.SAPUser, &c.UpdatedAt)
+		c.UpdatedAt = c.UpdatedAt.UTC()
+		return c, err
+	})
+}
+
+// DeleteCredential removes the user's login for a connection.
+func (s *Store) DeleteCredential(ctx context.Context, user string, connID uuid.UUID) error {
+	tag, err := s.Pool.Exec(ctx, `DELETE FROM user_connection_credentials WHERE user_id = $1 AND connection_id = $2`, user, connID)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// SealedRow is one encrypted value anywhere in the database, for key rotation.
+type SealedRow struct {
+	Table string // connection_secrets | user_connection_credentials
+	Key1  string // connection_id | user_id
+	Key2  string // name | connection_id
+	Value SealedValue
+}
+
+// SealedRowsNotUnder lists every encrypted value not sealed with keyID.
+func (s *Store) SealedRowsNotUnder(ctx context.Context, keyID string) ([]SealedRow, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT 'connection_secrets', connection_id::text, name, key_id, ciphertext FROM connection_secrets WHERE key_id <> $1
+		UNION ALL
+		SELECT 'user_connection_credentials', user_id, connection_id::text, key_id, password_ciphertext
+		FROM user_connection_credentials WHERE key_id <> $1`, keyID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (SealedRow, error) {
+		var x SealedRow
+		err := r.Scan(&x.Table, &x.Key1, &x.Key2, &x.Value.KeyID, &x.Value.Ciphertext)
+		return x, err
+	})
+}
+
+// ReplaceSealed swaps a value for its re-encrypted form if it has not changed meanwhile.
+func (s *Store) ReplaceSealed(ctx context.Context, row SealedRow, next SealedValue) error {
+	var sql string
+	switch row.Table {
+	case "connection_secrets":
+		sql = `UPDATE connection_secrets SET key_id = $3, ciphertext = $4 WHERE connection_id = $1::uuid AND name = $2 AND ciphertext = $5`
+	case "user_connection_credentials":
+		sql = `UPDATE user_connection_credentials SET key_id = $3, password_ciphertext = $4 WHERE user_id = $1 AND connection_id = $2::uuid AND password_ciphertext = $5`
+	default:
+		return errors.New("unknown table " + row.Table)
+	}
+	_, err := s.Pool.Exec(ctx, sql, row.Key1, row.Key2, next.KeyID, next.Ciphertext, row.Value.Ciphertext)
+	return err
+}

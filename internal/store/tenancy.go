@@ -1,0 +1,284 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Roles.
+const (
+	RoleOwner  = "owner"
+	RoleAdmin  = "admin"
+	RoleMember = "member"
+)
+
+// ErrConflict is a uniqueness or state conflict (duplicate name, last owner, …).
+var ErrConflict = errors.New("conflict")
+
+// ErrNotOrgMember means a workspace member must first belong to the workspace's organization.
+var ErrNotOrgMember = errors.New("user is not a member of the organization")
+
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// Org is an organization as its member sees it.
+type Org struct {
+	ID        uuid.UUID `json:"id"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"` // the caller's role
+	CreatedBy string    `json:"created_by"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Member is a user's membership.
+type Member struct {
+	UserID    string    `json:"user_id"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CreateOrg creates an organization with its creator as owner, in one transaction.
+func (s *Store) CreateOrg(ctx context.Context, name, user string) (Org, error) {
+	var o Org
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO orgs (id, name, created_by) VALUES ($1, $2, $3)
+			RETURNING id, name, created_by, created_at, updated_at`, uuid.New(), name, user).
+			Scan(&o.ID, &o.Name, &o.CreatedBy, &o.CreatedAt, &o.UpdatedAt); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO org_members (org_id, user_id, role) VALUES ($1, $2, 'owner')`, o.ID, user)
+		return err
+	})
+	o.Role = RoleOwner
+	return utcOrg(o), err
+}
+
+func utcOrg(o Org) Org { o.CreatedAt, o.UpdatedAt = o.CreatedAt.UTC(), o.UpdatedAt.UTC(); return o }
+
+// GetOrg returns the org with the caller's role ("" when not a member); ErrNotFound when it does not exist.
+func (s *Store) GetOrg(ctx context.Context, orgID uuid.UUID, user string) (Org, error) {
+	var o Org
+	err := s.Pool.QueryRow(ctx, `SELECT o.id, o.name, coalesce(m.role, ''), o.created_by, o.created_at, o.updated_at
+		FROM orgs o LEFT JOIN org_members m ON m.org_id = o.id AND m.user_id = $2 WHERE o.id = $1`, orgID, user).
+		Scan(&o.ID, &o.Name, &o.Role, &o.CreatedBy, &o.CreatedAt, &o.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, ErrNotFound
+	}
+	return utcOrg(o), err
+}
+
+// ListOrgs returns the caller's organizations, newest first.
+func (s *Store) ListOrgs(ctx context.Context, user string, after *Cursor, limit int) ([]Org, error) {
+	t, id := cursorArgs(after)
+	rows, err := s.Pool.Query(ctx, `SELECT o.id, o.name, m.role, o.created_by, o.created_at, o.updated_at
+		FROM orgs o JOIN org_members m ON m.org_id = o.id AND m.user_id = $1
+		WHERE (o.created_at, o.id) < ($2, $3) ORDER BY o.created_at DESC, o.id DESC LIMIT $4`, user, t, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Org, error) {
+		var o Org
+		err := r.Scan(&o.ID, &o.Name, &o.Role, &o.CreatedBy, &o.CreatedAt, &o.UpdatedAt)
+		return utcOrg(o), err
+	})
+}
+
+// RenameOrg changes an org's name.
+func (s *Store) RenameOrg(ctx context.Context, orgID uuid.UUID, name string) error {
+	_, err := s.Pool.Exec(ctx, `UPDATE orgs SET name = $2, updated_at = now() WHERE id = $1`, orgID, name)
+	return err
+}
+
+// DeleteOrg removes an org and everything in it.
+func (s *Store) DeleteOrg(ctx context.Context, orgID uuid.UUID) error {
+	_, err := s.Pool.Exec(ctx, `DELETE FROM orgs WHERE id = $1`, orgID)
+	return err
+}
+
+// ListOrgMembers lists an org's members.
+func (s *Store) ListOrgMembers(ctx context.Context, orgID uuid.UUID) ([]Member, error) {
+	return s.members(ctx, `SELECT user_id, role, created_at FROM org_members WHERE org_id = $1 ORDER BY created_at, user_id`, orgID)
+}
+
+func (s *Store) members(ctx context.Context, sql string, id uuid.UUID) ([]Member, error) {
+	rows, err := s.Pool.Query(ctx, sql, id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Member, error) {
+		var m Member
+		err := r.Scan(&m.UserID, &m.Role, &m.CreatedAt)
+		m.CreatedAt = m.CreatedAt.UTC()
+		return m, err
+	})
+}
+
+// SetOrgMember adds a member or changes a role. Demoting or removing the last owner is a conflict.
+func (s *Store) SetOrgMember(ctx context.Context, orgID uuid.UUID, user, role string) (Member, error) {
+	var m Member
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := lockOwners(ctx, tx, orgID, user, role != RoleOwner); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `INSERT INTO org_members (org_id, user_id, role) VALUES ($1, $2, $3)
+			ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role RETURNING user_id, role, created_at`,
+			orgID, user, role).Scan(&m.UserID, &m.Role, &m.CreatedAt)
+	})
+	m.CreatedAt = m.CreatedAt.UTC()
+	return m, err
+}
+
+// RemoveOrgMember removes a member (and their workspace memberships in that org).
+func (s *Store) RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user string) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := lockOwners(ctx, tx, orgID, user, true); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM org_members WHERE org_id = $1 AND user_id = $2`, orgID, user)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM workspace_members wm USING workspaces w
+			WHERE wm.workspace_id = w.id AND w.org_id = $1 AND wm.user_id = $2`, orgID, user)
+		return err
+	})
+}
+
+// lockOwners serialises owner changes of an org and refuses to leave it without an owner.
+func lockOwners(ctx context.Context, tx pgx.Tx, orgID uuid.UUID, user string, losingOwner bool) error {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE`, orgID); err != nil {
+		return err
+	}
+	if !losingOwner {
+		return nil
+	}
+	var others, isOwner int
+	err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE user_id <> $2), count(*) FILTER (WHERE user_id = $2)
+		FROM org_members WHERE org_id = $1 AND role = 'owner'`, orgID, user).Scan(&others, &isOwner)
+	if err != nil {
+		return err
+	}
+	if isOwner > 0 && others == 0 {
+		return ErrConflict
+	}
+	return nil
+}
+
+// Workspace is a workspace as a member sees it.
+type Workspace struct {
+	ID        uuid.UUID       `json:"id"`
+	OrgID     uuid.UUID       `json:"org_id"`
+	Name      string          `json:"name"`
+	Role      string          `json:"role"` // the caller's effective role: admin or member
+	Settings  json.RawMessage `json:"settings"`
+	CreatedBy string          `json:"created_by"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// effectiveRole: org owners and admins administer every workspace of their org.
+const workspaceColumns = `w.id, w.org_id, w.name,
+	coalesce(CASE WHEN om.role IN ('owner', 'admin') THEN 'admin' ELSE wm.role END, ''),
+	w.settings, w.created_by, w.created_at, w.updated_at`
+
+const workspaceAccessJoins = `LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = $2
+	LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2`
+
+func scanWorkspace(r pgx.Row) (Workspace, error) {
+	var w Workspace
+	err := r.Scan(&w.ID, &w.OrgID, &w.Name, &w.Role, &w.Settings, &w.CreatedBy, &w.CreatedAt, &w.UpdatedAt)
+	w.CreatedAt, w.UpdatedAt = w.CreatedAt.UTC(), w.UpdatedAt.UTC()
+	return w, err
+}
+
+// WorkspaceAccess loads a workspace with the caller's role ("" when they may not see it);
+// ErrNotFound when it does not exist.
+func (s *Store) WorkspaceAccess(ctx context.Context, id uuid.UUID, user string) (Workspace, error) {
+	w, err := scanWorkspace(s.Pool.QueryRow(ctx, `SELECT `+workspaceColumns+` FROM workspaces w `+workspaceAccessJoins+` WHERE w.id = $1`, id, user))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return w, ErrNotFound
+	}
+	return w, err
+}
+
+// CreateWorkspace creates a workspace in an org with its creator as admin.
+func (s *Store) CreateWorkspace(ctx context.Context, orgID uuid.UUID, name, user string) (Workspace, error) {
+	id := uuid.New()
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, org_id, name, created_by) VALUES ($1, $2, $3, $4)`, id, orgID, name, user); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'admin')`, id, user)
+		return err
+	})
+	if err != nil {
+		return Workspace{}, err
+	}
+	return s.WorkspaceAccess(ctx, id, user)
+}
+
+// ListWorkspaces lists the workspaces the caller can see (optionally of one org), newest first.
+func (s *Store) ListWorkspaces(ctx context.Context, user string, orgID *uuid.UUID, after *Cursor, limit int) ([]Workspace, error) {
+	t, id := cursorArgs(after)
+	rows, err := s.Pool.Query(ctx, `SELECT `+workspaceColumns+` FROM workspaces w `+workspaceAccessJoins+`
+		WHERE (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin'))
+		  AND ($1::uuid IS NULL OR w.org_id = $1) AND (w.created_at, w.id) < ($3, $4)
+		ORDER BY w.created_at DESC, w.id DESC LIMIT $5`, orgID, user, t, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Workspace, error) { return scanWorkspace(r) })
+}
+
+// UpdateWorkspace renames a workspace and/or replaces its settings (nil leaves a field as is).
+func (s *Store) UpdateWorkspace(ctx context.Context, id uuid.UUID, name *string, settings json.RawMessage) error {
+	_, err := s.Pool.Exec(ctx, `UPDATE workspaces SET name = coalesce($2, name), settings = coalesce($3, settings),
+		updated_at = now() WHERE id = $1`, id, name, settings)
+	return err
+}
+
+// DeleteWorkspace removes a workspace and everything in it.
+func (s *Store) DeleteWorkspace(ctx context.Context, id uuid.UUID) error {
+	_, err := s.Pool.Exec(ctx, `DELETE FROM workspaces WHERE id = $1`, id)
+	return err
+}
+
+// ListWorkspaceMembers lists explicit workspace members.
+func (s *Store) ListWorkspaceMembers(ctx context.Context, id uuid.UUID) ([]Member, error) {
+	return s.members(ctx, `SELECT user_id, role, created_at FROM workspace_members WHERE workspace_id = $1 ORDER BY created_at, user_id`, id)
+}
+
+// SetWorkspaceMember adds or updates a member; they must belong to the workspace's org.
+func (s *Store) SetWorkspaceMember(ctx context.Context, id uuid.UUID, user, role string) (Member, error) {
+	var m Member
+	err := s.Pool.QueryRow(ctx, `INSERT INTO workspace_members (workspace_id, user_id, role)
+		SELECT w.id, $2, $3 FROM workspaces w JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2 WHERE w.id = $1
+		ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = EXCLUDED.role
+		RETURNING user_id, role, created_at`, id, user, role).Scan(&m.UserID, &m.Role, &m.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, ErrNotOrgMember
+	}
+	m.CreatedAt = m.CreatedAt.UTC()
+	return m, err
+}
+
+// RemoveWorkspaceMember removes an explicit membership.
+func (s *Store) RemoveWorkspaceMember(ctx context.Context, id uuid.UUID, user string) error {
+	tag, err := s.Pool.Exec(ctx, `DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`, id, user)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
