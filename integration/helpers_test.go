@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"net"
 	"strconv"
 	"testing"
@@ -21,3 +22,5 @@ func freePort(t testing.TB) int {
 func listRequest(e *env, query string) *workflowservice.ListWorkflowExecutionsRequest {
 	return &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.TemporalNamespace, Query: query}
 }
+
+func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
