@@ -91,13 +91,15 @@ func (s *Server) listAgents(c *gin.Context) {
 		badRequest(c, "invalid_field", "archived must be true or false")
 		return
 	}
-	if _, ok := s.workspaceByID(c, wsID, false); !ok {
-		return
-	}
-	agents, err := s.Store.ListAgents(c.Request.Context(), wsID, archived, cur, limit+1)
+	agents, err := s.Store.ListAgentsFor(c.Request.Context(), wsID, userOf(c), archived, cur, limit+1)
 	if err != nil {
 		s.storeFailed(c, err, "agents")
 		return
+	}
+	if len(agents) == 0 { // empty, or not visible: tell 403/404 apart
+		if _, ok := s.workspaceByID(c, wsID, false); !ok {
+			return
+		}
 	}
 	page(c, agents, limit, func(a store.Agent) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
 }

@@ -185,7 +185,8 @@ func (s *Server) putWorkspaceSettings(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var settings map[string]json.RawMessage
+	// Decoding into values (not raw JSON) normalises invalid UTF-8, which jsonb would refuse.
+	var settings map[string]any
 	if !decodeJSON(c, maxSettingsBytes, &settings) {
 		return
 	}

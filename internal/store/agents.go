@@ -65,17 +65,25 @@ const visibleAgent = `EXISTS (SELECT 1 FROM workspaces w
 	LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2
 	WHERE w.id = a.workspace_id AND (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin')))`
 
+// memberOfWorkspace is true when user $2 may see workspace $1. It does not depend on the row,
+// so Postgres evaluates it once per query rather than once per agent.
+const memberOfWorkspace = `(EXISTS (SELECT 1 FROM workspace_members wm WHERE wm.workspace_id = $1 AND wm.user_id = $2)
+	OR EXISTS (SELECT 1 FROM workspaces w JOIN org_members om ON om.org_id = w.org_id
+		WHERE w.id = $1 AND om.user_id = $2 AND om.role IN ('owner', 'admin')))`
+
 // GetAgentFor loads an agent the user may see; ErrNotFound when it does not exist or is not visible.
 func (s *Store) GetAgentFor(ctx context.Context, id uuid.UUID, user string) (Agent, error) {
 	return scanAgent(s.Pool.QueryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = $1 AND `+visibleAgent, id, user))
 }
 
-// ListAgents lists a workspace's agents, newest first; archived ones only when asked.
-func (s *Store) ListAgents(ctx context.Context, workspaceID uuid.UUID, archived bool, after *Cursor, limit int) ([]Agent, error) {
+// ListAgentsFor lists a workspace's agents the user may see, newest first; archived ones only
+// when asked. The membership check is part of the query, so the common case is one round
+// trip; an empty result does not tell "no agents" from "not a member" (check WorkspaceAccess).
+func (s *Store) ListAgentsFor(ctx context.Context, workspaceID uuid.UUID, user string, archived bool, after *Cursor, limit int) ([]Agent, error) {
 	t, id := cursorArgs(after)
 	rows, err := s.Pool.Query(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.workspace_id = $1
-		AND (a.archived_at IS NOT NULL) = $2 AND (a.created_at, a.id) < ($3, $4)
-		ORDER BY a.created_at DESC, a.id DESC LIMIT $5`, workspaceID, archived, t, id, limit)
+		AND (a.archived_at IS NOT NULL) = $3 AND (a.created_at, a.id) < ($4, $5) AND `+memberOfWorkspace+`
+		ORDER BY a.created_at DESC, a.id DESC LIMIT $6`, workspaceID, user, archived, t, id, limit)
 	if err != nil {
 		return nil, err
 	}
