@@ -38,6 +38,9 @@ func (a *Activities) Register(r Registrar) {
 	r.RegisterActivityWithOptions(a.SetStatus, activity.RegisterOptions{Name: workflows.ActivitySetStatus})
 	r.RegisterActivityWithOptions(a.GenerateReply, activity.RegisterOptions{Name: workflows.ActivityGenerateReply})
 	r.RegisterActivityWithOptions(a.PublishError, activity.RegisterOptions{Name: workflows.ActivityPublishError})
+	r.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
+	r.RegisterActivityWithOptions(a.SaveToolResults, activity.RegisterOptions{Name: workflows.ActivitySaveToolResults})
+	r.RegisterActivityWithOptions(a.PublishEvent, activity.RegisterOptions{Name: workflows.ActivityPublishEvent})
 }
 
 // LoadConversation returns the last message seq stored for the agent.
@@ -49,28 +52,45 @@ func (a *Activities) LoadConversation(ctx context.Context, agentID string) (int6
 	return a.Store.LastMessageSeq(ctx, id)
 }
 
-// BeginTurn stores the user's message, marks the agent active and tells the clients both.
-func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) error {
+// BeginTurn stores the user's message, marks the agent active, tells the clients both, and
+// returns the sender's tool policy for the turn.
+func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (workflows.TurnContext, error) {
+	tc := workflows.TurnContext{Policy: store.DefaultToolPolicy}
 	agentID, err := parseAgentID(in.AgentID)
 	if err != nil {
-		return err
+		return tc, err
 	}
 	msgID, err := uuid.Parse(in.Message.ID)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError("bad message id", "BadInput", err)
+		return tc, temporal.NewNonRetryableApplicationError("bad message id", "BadInput", err)
+	}
+	agent, err := a.Store.GetAgent(ctx, agentID)
+	if err != nil {
+		return tc, fmt.Errorf("load agent: %w", err)
+	}
+	if in.Message.UserID != "" {
+		if tc.Policy, err = a.Store.ToolPolicy(ctx, agent.WorkspaceID, in.Message.UserID); err != nil {
+			return tc, fmt.Errorf("load tool policy: %w", err)
+		}
 	}
 	saved, err := a.Store.SaveMessage(ctx, store.Message{
 		ID: msgID, AgentID: agentID, Seq: in.Seq, Role: "user", Content: in.Message.Content,
 	})
 	if err != nil {
-		return fmt.Errorf("save user message: %w", err)
+		return tc, fmt.Errorf("save user message: %w", err)
 	}
 	if err := a.Store.SetAgentStatus(ctx, agentID, workflows.StatusActive); err != nil {
-		return fmt.Errorf("save status: %w", err)
+		return tc, fmt.Errorf("save status: %w", err)
 	}
 	topic := events.AgentTopic(in.AgentID)
 	a.publish(ctx, topic, events.Event{ID: "msg:" + saved.ID.String(), Type: "message", Fields: map[string]any{"message": saved}})
 	a.publish(ctx, topic, events.Event{ID: in.EventID, Type: "status", Fields: map[string]any{"status": workflows.StatusActive}})
+	return tc, nil
+}
+
+// PublishEvent publishes one workflow-driven event (approval_needed, tool_rejected, stopped…).
+func (a *Activities) PublishEvent(ctx context.Context, in workflows.EventInput) error {
+	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Type: in.Type, Fields: in.Fields})
 	return nil
 }
 

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -64,6 +66,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
 		Model:         model,
 		Messages:      transcript(history),
+		Tools:         modelTools(),
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	})
@@ -81,12 +84,18 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	})
 	var text strings.Builder
 	var usage openai.Usage
+	calls := &toolCallAssembler{}
+	stopped := false
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
+			if ctx.Err() != nil { // the user stopped the turn: keep what arrived
+				stopped = true
+				break
+			}
 			deltas.Close()
 			return workflows.TurnResult{}, modelError(err)
 		}
@@ -99,13 +108,21 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 				text.WriteString(choice.Delta.Content)
 				deltas.Add(choice.Delta.Content)
 			}
+			calls.add(choice.Delta.ToolCalls)
 		}
 	}
 	deltas.Close()
 
+	status := "complete"
+	toolCalls := calls.list()
+	if stopped {
+		status, toolCalls = "stopped", nil // half-streamed calls never run
+		ctx = context.WithoutCancel(ctx)
+	}
 	saved, err := a.Store.SaveMessage(ctx, store.Message{
-		ID: msgID, AgentID: agentID, Seq: in.Seq, Role: "assistant", Content: text.String(),
+		ID: msgID, AgentID: agentID, Seq: in.Seq, Role: "assistant", Content: text.String(), Status: status,
 		Model: modelRef, PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens,
+		Parts: assistantParts(text.String(), toolCalls),
 	})
 	if err != nil {
 		return workflows.TurnResult{}, fmt.Errorf("save reply: %w", err)
@@ -113,20 +130,120 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	a.publish(ctx, topic, events.Event{ID: "msg:" + msgID.String() + ":end", Type: "stream_end", Fields: map[string]any{"message_id": msgID}})
 	a.publish(ctx, topic, events.Event{ID: "msg:" + msgID.String(), Type: "message", Fields: map[string]any{"message": saved}})
 	return workflows.TurnResult{
+		ToolCalls: toolCalls, Stopped: stopped,
 		MessageID: msgID.String(), Model: modelRef, Chars: text.Len(),
 		PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens,
 	}, nil
 }
 
-// transcript turns stored messages into the model's input.
+// transcript turns stored messages into the model's input. An assistant tool call is sent only
+// together with its result, so an interrupted step never makes the request invalid.
 func transcript(history []store.Message) []openai.ChatCompletionMessage {
+	answered := map[string]bool{}
+	for _, m := range history {
+		if m.Role == "tool" {
+			answered[m.ToolCallID] = true
+		}
+	}
 	out := make([]openai.ChatCompletionMessage, 0, len(history)+1)
 	out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: systemPrompt})
 	for _, m := range history {
-		if m.Role != "user" && m.Role != "assistant" {
+		switch m.Role {
+		case "user":
+			out = append(out, openai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
+		case "assistant":
+			msg := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+			for _, p := range parseParts(m.Parts) {
+				if p.Type == "tool_call" && answered[p.ID] {
+					msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: p.ID, Type: openai.ToolTypeFunction,
+						Function: openai.FunctionCall{Name: p.Name, Arguments: p.Arguments}})
+				}
+			}
+			if msg.Content == "" && len(msg.ToolCalls) == 0 {
+				continue
+			}
+			out = append(out, msg)
+		case "tool":
+			out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: m.ToolCallID, Content: m.Content})
+		}
+	}
+	return out
+}
+
+type part struct {
+	Type      string `json:"type"`
+	Text      string `json:"text,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+func parseParts(raw json.RawMessage) []part {
+	var ps []part
+	_ = json.Unmarshal(raw, &ps)
+	return ps
+}
+
+func assistantParts(text string, calls []workflows.ToolCall) json.RawMessage {
+	ps := []part{}
+	if text != "" {
+		ps = append(ps, part{Type: "text", Text: text})
+	}
+	for _, c := range calls {
+		ps = append(ps, part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	raw, _ := json.Marshal(ps)
+	return raw
+}
+
+// modelTools lists the tools the model may call directly.
+func modelTools() []openai.Tool {
+	reg := tools.Default()
+	var out []openai.Tool
+	for _, name := range reg.Names() {
+		d, _ := reg.Get(name)
+		if !d.DirectCallAllowed {
 			continue
 		}
-		out = append(out, openai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
+		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: d.Name, Description: d.Description + " Returns " + d.ReturnDescription, Parameters: d.Schema(),
+		}})
+	}
+	return out
+}
+
+// toolCallAssembler joins streamed tool-call fragments by index (OpenAI streams the id and
+// name first, then the arguments in pieces).
+type toolCallAssembler struct {
+	calls []*workflows.ToolCall
+}
+
+func (t *toolCallAssembler) add(deltas []openai.ToolCall) {
+	for _, d := range deltas {
+		idx := len(t.calls)
+		if d.Index != nil {
+			idx = *d.Index
+		}
+		for len(t.calls) <= idx {
+			t.calls = append(t.calls, &workflows.ToolCall{})
+		}
+		c := t.calls[idx]
+		if d.ID != "" {
+			c.ID = d.ID
+		}
+		if d.Function.Name != "" {
+			c.Name = d.Function.Name
+		}
+		c.Arguments += d.Function.Arguments
+	}
+}
+
+func (t *toolCallAssembler) list() []workflows.ToolCall {
+	var out []workflows.ToolCall
+	for _, c := range t.calls {
+		if c.ID != "" && c.Name != "" {
+			out = append(out, *c)
+		}
 	}
 	return out
 }

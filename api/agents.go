@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -251,7 +252,7 @@ func (s *Server) sendMessage(c *gin.Context) {
 		UpdateOptions: client.UpdateWorkflowOptions{
 			UpdateID:     msgID.String(),
 			UpdateName:   workflows.UpdateSendMessage,
-			Args:         []any{workflows.UserMessage{ID: msgID.String(), Content: req.Content}},
+			Args:         []any{workflows.UserMessage{ID: msgID.String(), Content: req.Content, UserID: userOf(c)}},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
 	})
@@ -260,14 +261,7 @@ func (s *Server) sendMessage(c *gin.Context) {
 		err = handle.Get(ctx, &res)
 	}
 	if err != nil {
-		var appErr *temporal.ApplicationError
-		if errors.As(err, &appErr) {
-			// The workflow's validator refused the message; its text says why.
-			badRequest(c, "invalid_message", appErr.Message())
-			return
-		}
-		s.Log.Error("deliver message", "agent", agent.ID, "error", err)
-		unavailable(c, "the workflow service")
+		s.updateFailed(c, err, "deliver message")
 		return
 	}
 	c.JSON(http.StatusAccepted, gin.H{"message_id": res.MessageID, "agent_id": agent.ID, "queued": res.Queued})
@@ -298,4 +292,97 @@ func (s *Server) listMessages(c *gin.Context) {
 		next = fmt.Sprint(msgs[len(msgs)-1].Seq)
 	}
 	c.JSON(http.StatusOK, gin.H{"data": msgs, "next_cursor": next, "has_more": hasMore})
+}
+
+// updateFailed maps an update's failure: validator refusals carry a type that says which status.
+func (s *Server) updateFailed(c *gin.Context, err error, what string) {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case workflows.ErrTypeQueueFull:
+			c.Header("Retry-After", "5")
+			fail(c, http.StatusTooManyRequests, "queue_full", appErr.Message())
+		case workflows.ErrTypeUnknownToolCall:
+			fail(c, http.StatusNotFound, "not_found", appErr.Message())
+		case workflows.ErrTypeAlreadyDecided:
+			fail(c, http.StatusConflict, "already_decided", appErr.Message())
+		default:
+			badRequest(c, "invalid_request", appErr.Message())
+		}
+		return
+	}
+	var notFoundErr *serviceerror.NotFound
+	if errors.As(err, &notFoundErr) {
+		fail(c, http.StatusConflict, "not_running", "the conversation is not running (nothing to approve or stop)")
+		return
+	}
+	s.Log.Error(what, "path", c.FullPath(), "error", err)
+	unavailable(c, "the workflow service")
+}
+
+type approveRequest struct {
+	Decisions []workflows.Decision `json:"decisions"`
+}
+
+// approveCalls delivers one or many decisions on pending tool calls.
+func (s *Server) approveCalls(c *gin.Context) {
+	agent, ok := s.loadAgent(c)
+	if !ok {
+		return
+	}
+	var req approveRequest
+	if !decodeJSON(c, 64<<10, &req) {
+		return
+	}
+	if len(req.Decisions) == 0 || len(req.Decisions) > 100 {
+		badRequest(c, "missing_field", "decisions must list 1 to 100 {tool_call_id, approved, reason?}")
+		return
+	}
+	for _, d := range req.Decisions {
+		if d.ToolCallID == "" || len(d.ToolCallID) > 200 || len(d.Reason) > 1000 {
+			badRequest(c, "invalid_field", "each decision needs a tool_call_id (and a reason of at most 1000 bytes)")
+			return
+		}
+	}
+	var res workflows.ApproveResult
+	err := s.update(c, agent, workflows.UpdateApprove, workflows.ApproveRequest{Decisions: req.Decisions}, &res)
+	if err != nil {
+		s.updateFailed(c, err, "approve")
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+// stopTurn stops the running turn: model and tool calls are cancelled, partial text is kept.
+func (s *Server) stopTurn(c *gin.Context) {
+	agent, ok := s.loadAgent(c)
+	if !ok {
+		return
+	}
+	var res workflows.StopResult
+	if err := s.update(c, agent, workflows.UpdateStop, nil, &res); err != nil {
+		var notFoundErr *serviceerror.NotFound
+		if errors.As(err, &notFoundErr) { // no running conversation: nothing to stop
+			c.JSON(http.StatusOK, workflows.StopResult{})
+			return
+		}
+		s.updateFailed(c, err, "stop")
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+// update sends an update to the agent's running conversation and waits for its result.
+func (s *Server) update(c *gin.Context, agent store.Agent, name string, arg any, out any) error {
+	opts := client.UpdateWorkflowOptions{
+		WorkflowID: workflows.ConversationWorkflowID(agent.ID.String()), UpdateName: name, WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
+	if arg != nil {
+		opts.Args = []any{arg}
+	}
+	h, err := s.Temporal.UpdateWorkflow(c.Request.Context(), opts)
+	if err != nil {
+		return err
+	}
+	return h.Get(c.Request.Context(), out)
 }

@@ -56,6 +56,10 @@ var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/workspaces/{id}/settings", Summary: "Workspace settings object", Status: 200},
 	{Method: "PUT", Path: "/api/workspaces/{id}/settings", Summary: "Replace workspace settings (admin, ≤ 64 KB)", Status: 200, Body: map[string]any{"type": "object"}},
 
+	{Method: "GET", Path: "/api/workspaces/{id}/tool-policy", Summary: "The caller's tool policy in this workspace", Status: 200},
+	{Method: "PUT", Path: "/api/workspaces/{id}/tool-policy", Summary: "Set the caller's tool policy", Status: 200,
+		Body: obj([]string{"policy"}, map[string]any{"policy": map[string]any{"enum": []string{"ask_every_time", "run_reads_only", "run_everything"}}})},
+	{Method: "GET", Path: "/api/workspaces/{id}/actions", Summary: "Action log of the workspace (?tool=&user_id=&success=&agent_id=)", Status: 200},
 	{Method: "GET", Path: "/api/workspaces/{id}/connections", Summary: "List SAP connections", Status: 200},
 	{Method: "POST", Path: "/api/workspaces/{id}/connections", Summary: "Add an SAP connection (admin)", Status: 201, Body: connectionB},
 	{Method: "GET", Path: "/api/workspaces/{id}/connections/{connId}", Summary: "Get a connection", Status: 200},
@@ -81,6 +85,11 @@ var routeDocs = []routeDoc{
 	{Method: "PATCH", Path: "/api/agents/{id}", Summary: "Rename, archive or restore an agent", Status: 200, Body: obj(nil, map[string]any{"name": str(200), "archived": map[string]any{"type": "boolean"}})},
 	{Method: "POST", Path: "/api/agents/{id}/archive", Summary: "Archive an agent", Status: 200},
 	{Method: "POST", Path: "/api/agents/{id}/message", Summary: "Send a message (update-with-start)", Status: 202, Body: obj([]string{"content"}, map[string]any{"content": str(102400), "client_message_id": uuidStr})},
+	{Method: "POST", Path: "/api/agents/{id}/approve", Summary: "Approve or reject pending tool calls (404 unknown, 409 already decided)", Status: 200,
+		Body: obj([]string{"decisions"}, map[string]any{"decisions": map[string]any{"type": "array", "items": obj([]string{"tool_call_id", "approved"},
+			map[string]any{"tool_call_id": str(200), "approved": map[string]any{"type": "boolean"}, "reason": str(1000)})}})},
+	{Method: "POST", Path: "/api/agents/{id}/stop", Summary: "Stop the running turn (partial text is kept)", Status: 200},
+	{Method: "GET", Path: "/api/agents/{id}/actions", Summary: "Action log of the agent", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/messages", Summary: "Transcript in seq order (?cursor=&limit=)", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/ws", Summary: "WebSocket of the agent's events (docs/events.md); token via subprotocol 'bearer, <jwt>' or ?access_token=", Status: 101},
 }

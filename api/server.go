@@ -75,6 +75,10 @@ func (s *Server) Router() *gin.Engine {
 	a.GET("/workspaces/:id/settings", s.getWorkspaceSettings)
 	a.PUT("/workspaces/:id/settings", s.putWorkspaceSettings)
 
+	a.GET("/workspaces/:id/tool-policy", s.getToolPolicy)
+	a.PUT("/workspaces/:id/tool-policy", s.putToolPolicy)
+	a.GET("/workspaces/:id/actions", s.listWorkspaceActions)
+
 	a.GET("/workspaces/:id/connections", s.listConnections)
 	a.POST("/workspaces/:id/connections", s.createConnection)
 	a.GET("/workspaces/:id/connections/:connId", s.getConnection)
@@ -99,6 +103,9 @@ func (s *Server) Router() *gin.Engine {
 	a.PATCH("/agents/:id", s.updateAgent)
 	a.POST("/agents/:id/archive", s.archiveAgent)
 	a.POST("/agents/:id/message", s.sendMessage)
+	a.POST("/agents/:id/approve", s.approveCalls)
+	a.POST("/agents/:id/stop", s.stopTurn)
+	a.GET("/agents/:id/actions", s.listAgentActions)
 	a.GET("/agents/:id/messages", s.listMessages)
 	a.GET("/agents/:id/ws", s.agentSocket)
 	return r

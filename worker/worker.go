@@ -2,6 +2,8 @@
 package worker
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -13,7 +15,12 @@ import (
 // New registers the workflows and activities on a worker for taskQueue. The caller starts it
 // (Run or Start) and stops it.
 func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(c, taskQueue, sdkworker.Options{})
+	w := sdkworker.New(c, taskQueue, sdkworker.Options{
+		// Heartbeats carry cancellation to a streaming model call: sending them at least every
+		// second makes Stop take effect within about a second.
+		MaxHeartbeatThrottleInterval:     time.Second,
+		DefaultHeartbeatThrottleInterval: time.Second,
+	})
 	Register(w, acts)
 	return w
 }

@@ -6,7 +6,16 @@ import "time"
 const (
 	ConversationWorkflowName = "Conversation"
 	UpdateSendMessage        = "send_message"
+	UpdateApprove            = "approve"
+	UpdateStop               = "stop"
 	QueryState               = "state"
+)
+
+// Application error types the update validators return; the API maps them to statuses.
+const (
+	ErrTypeQueueFull       = "QueueFull"       // 429
+	ErrTypeUnknownToolCall = "UnknownToolCall" // 404
+	ErrTypeAlreadyDecided  = "AlreadyDecided"  // 409
 )
 
 // Conversation statuses (seed 000 "Persistent state").
@@ -31,6 +40,12 @@ type ConversationInput struct {
 	LastSeq int64
 	// Pending carries messages queued but not yet answered across continue-as-new.
 	Pending []UserMessage
+	// MaxSteps bounds model steps per turn (0: DefaultMaxSteps).
+	MaxSteps int
+	// MaxQueued bounds messages waiting behind the running turn (0: DefaultMaxQueued).
+	MaxQueued int
+	// ApprovalTimeout rejects calls still undecided after it (0: DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
 }
 
 // UserMessage is a message sent to the conversation. The API chooses ID (or takes the
@@ -38,6 +53,7 @@ type ConversationInput struct {
 type UserMessage struct {
 	ID      string
 	Content string
+	UserID  string // the sender; tools run on their behalf and under their policy
 }
 
 // SendMessageResult is the reply of the send_message update.
@@ -49,9 +65,84 @@ type SendMessageResult struct {
 
 // State is what the state query returns.
 type State struct {
-	Status  string `json:"status"`
-	LastSeq int64  `json:"last_seq"`
-	Queued  int    `json:"queued"`
+	Status           string            `json:"status"`
+	LastSeq          int64             `json:"last_seq"`
+	Queued           int               `json:"queued"`
+	PendingApprovals []PendingApproval `json:"pending_approvals"`
+}
+
+// ToolCall is one call the model asked for.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolResult is what a call produced (or why it did not run). Content is what the model sees.
+type ToolResult struct {
+	ToolCallID string `json:"tool_call_id"`
+	Name       string `json:"name"`
+	Content    string `json:"content"`
+	IsError    bool   `json:"is_error"`
+	Rejected   bool   `json:"rejected,omitempty"`
+}
+
+// PendingApproval is a call waiting for the user's decision.
+type PendingApproval struct {
+	ToolCallID string      `json:"tool_call_id"`
+	Tool       string      `json:"tool"`
+	Arguments  string      `json:"arguments"`
+	Mode       string      `json:"mode"`
+	Result     *ToolResult `json:"result,omitempty"` // confirm_after_execution: what the user reviews
+}
+
+// Decision approves or rejects one pending call.
+type Decision struct {
+	ToolCallID string `json:"tool_call_id"`
+	Approved   bool   `json:"approved"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// ApproveRequest carries one or many decisions.
+type ApproveRequest struct {
+	Decisions []Decision `json:"decisions"`
+}
+
+// ApproveResult says how many calls of the group still wait.
+type ApproveResult struct {
+	Remaining int `json:"remaining"`
+}
+
+// StopResult says whether a running turn was stopped.
+type StopResult struct {
+	Stopped bool `json:"stopped"`
+}
+
+// TurnContext is what BeginTurn loads for the loop.
+type TurnContext struct {
+	Policy string // the sender's tool policy in the agent's workspace
+}
+
+// ToolCallInput asks the tool activity to run one call.
+type ToolCallInput struct {
+	AgentID string
+	UserID  string
+	Call    ToolCall
+}
+
+// ToolResultsInput stores a step's tool results as transcript rows.
+type ToolResultsInput struct {
+	AgentID  string
+	FirstSeq int64
+	Results  []ToolResult
+}
+
+// EventInput publishes one workflow-driven event.
+type EventInput struct {
+	AgentID string
+	EventID string
+	Type    string
+	Fields  map[string]any
 }
 
 // TurnInput asks the model activity for one reply.
@@ -59,10 +150,13 @@ type TurnInput struct {
 	AgentID   string
 	MessageID string // ID of the assistant message to write
 	Seq       int64  // its seq in the transcript
+	Step      int    // model step within the turn (0 first)
 }
 
 // TurnResult summarises a finished reply (never its text: that is in Postgres).
 type TurnResult struct {
+	ToolCalls        []ToolCall
+	Stopped          bool // the user stopped it; partial text was kept
 	MessageID        string
 	Model            string
 	Chars            int

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,31 +19,51 @@ type Message struct {
 	Status           string    `json:"status"`
 	Model            string    `json:"model,omitempty"`
 	PromptTokens     int       `json:"prompt_tokens,omitempty"`
-	CompletionTokens int       `json:"completion_tokens,omitempty"`
-	CreatedAt        time.Time `json:"created_at"`
+	CompletionTokens int             `json:"completion_tokens,omitempty"`
+	Parts            json.RawMessage `json:"parts"`                  // structured content: text, tool_call, tool_result
+	ToolCallID       string          `json:"tool_call_id,omitempty"` // role tool: the call it answers
+	CreatedAt        time.Time       `json:"created_at"`
 }
 
 // SaveMessage writes a message idempotently: an activity retry that saves the same ID again
 // returns the row already stored instead of a second copy.
 func (s *Store) SaveMessage(ctx context.Context, m Message) (Message, error) {
-	if m.Status == "" {
-		m.Status = "complete"
-	}
-	row := s.Pool.QueryRow(ctx, `
-		INSERT INTO messages (id, agent_id, seq, role, content, status, model, prompt_tokens, completion_tokens)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id
-		RETURNING `+messageColumns,
-		m.ID, m.AgentID, m.Seq, m.Role, m.Content, m.Status, m.Model, m.PromptTokens, m.CompletionTokens)
+	m = withDefaults(m)
+	row := s.Pool.QueryRow(ctx, insertMessage+` RETURNING `+messageColumns,
+		m.ID, m.AgentID, m.Seq, m.Role, m.Content, m.Status, m.Model, m.PromptTokens, m.CompletionTokens, m.Parts, m.ToolCallID)
 	return scanMessage(row)
 }
 
-const messageColumns = `id, agent_id, seq, role, content, status, model, prompt_tokens, completion_tokens, created_at`
+const insertMessage = `INSERT INTO messages (id, agent_id, seq, role, content, status, model, prompt_tokens, completion_tokens, parts, tool_call_id)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id`
+
+func withDefaults(m Message) Message {
+	if m.Status == "" {
+		m.Status = "complete"
+	}
+	if len(m.Parts) == 0 {
+		m.Parts = json.RawMessage(`[]`)
+	}
+	return m
+}
+
+// SaveMessages writes several messages in one round trip (a step's tool results), idempotently.
+func (s *Store) SaveMessages(ctx context.Context, msgs []Message) error {
+	batch := &pgx.Batch{}
+	for _, m := range msgs {
+		m = withDefaults(m)
+		batch.Queue(insertMessage, m.ID, m.AgentID, m.Seq, m.Role, m.Content, m.Status, m.Model, m.PromptTokens, m.CompletionTokens, m.Parts, m.ToolCallID)
+	}
+	return s.Pool.SendBatch(ctx, batch).Close()
+}
+
+const messageColumns = `id, agent_id, seq, role, content, status, model, prompt_tokens, completion_tokens, parts, tool_call_id, created_at`
 
 func scanMessage(row pgx.Row) (Message, error) {
 	var m Message
 	err := row.Scan(&m.ID, &m.AgentID, &m.Seq, &m.Role, &m.Content, &m.Status, &m.Model,
-		&m.PromptTokens, &m.CompletionTokens, &m.CreatedAt)
+		&m.PromptTokens, &m.CompletionTokens, &m.Parts, &m.ToolCallID, &m.CreatedAt)
 	m.CreatedAt = m.CreatedAt.UTC()
 	return m, err
 }

@@ -1,0 +1,149 @@
+package activities
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/tools"
+	"github.com/sapagent/sapagent/workflows"
+)
+
+// maxLoggedInput bounds the tool input kept in the action log.
+const maxLoggedInput = 4 << 10
+
+// noteNamespace derives a note's ID from its tool call, so a retried call saves it once.
+var noteNamespace = uuid.MustParse("0b7d2c1e-3f4a-4e5b-8c6d-7e8f9a0b1c2d")
+
+// ExecuteTool runs one tool call for the user, tells the clients, and records it in the
+// action log. A tool's own failure is a result the model can read (IsError), not an activity error.
+func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput) (workflows.ToolResult, error) {
+	agentID, err := parseAgentID(in.AgentID)
+	if err != nil {
+		return workflows.ToolResult{}, err
+	}
+	agent, err := a.Store.GetAgent(ctx, agentID)
+	if err != nil {
+		return workflows.ToolResult{}, fmt.Errorf("load agent: %w", err)
+	}
+	topic := events.AgentTopic(in.AgentID)
+	a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":running", Type: "tool_update",
+		Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "running", "arguments": in.Call.Arguments}})
+
+	start := time.Now()
+	content, toolErr := a.runTool(ctx, agentID, in.Call)
+	res := workflows.ToolResult{ToolCallID: in.Call.ID, Name: in.Call.Name, Content: content}
+	if toolErr != nil {
+		res.IsError, res.Content = true, toolErr.Error()
+		a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":error", Type: "tool_error",
+			Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "error": res.Content}})
+	} else {
+		a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":done", Type: "tool_update",
+			Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "done", "result": truncate(res.Content, 4096)}})
+	}
+	action := store.Action{
+		AgentID: agentID, WorkspaceID: agent.WorkspaceID, UserID: in.UserID, ToolCallID: in.Call.ID, Tool: in.Call.Name,
+		Input: truncate(in.Call.Arguments, maxLoggedInput), OutputSummary: truncate(res.Content, 500),
+		DurationMS: int(time.Since(start).Milliseconds()), Success: toolErr == nil,
+	}
+	if toolErr != nil {
+		action.Error = truncate(toolErr.Error(), 1000)
+	}
+	if err := a.Store.LogAction(ctx, action); err != nil {
+		return workflows.ToolResult{}, fmt.Errorf("action log: %w", err)
+	}
+	return res, nil
+}
+
+// runTool dispatches to the built-in tools. Arguments were validated by the workflow.
+func (a *Activities) runTool(ctx context.Context, agentID uuid.UUID, call workflows.ToolCall) (string, error) {
+	def, ok := tools.Default().Get(call.Name)
+	if !ok {
+		return "", fmt.Errorf("unknown tool %s", call.Name)
+	}
+	args, err := def.ParseArguments(call.Arguments)
+	if err != nil {
+		return "", err
+	}
+	switch call.Name {
+	case tools.ListNotes:
+		limit := 20
+		if l, ok := args["limit"].(json.Number); ok {
+			if n, err := l.Int64(); err == nil {
+				limit = int(n)
+			}
+		}
+		notes, err := a.Store.ListNotes(ctx, agentID, limit)
+		if err != nil {
+			return "", err
+		}
+		return marshal(map[string]any{"notes": notes})
+	case tools.SaveNote:
+		draft, _ := args["draft"].(bool)
+		n := store.Note{ID: uuid.NewSHA1(noteNamespace, []byte(agentID.String()+call.ID)), Title: args["title"].(string), Body: args["body"].(string), Draft: draft}
+		if err := a.Store.SaveNote(ctx, agentID, n); err != nil {
+			return "", err
+		}
+		return marshal(map[string]any{"id": n.ID, "title": n.Title, "draft": n.Draft})
+	case tools.ExportNote:
+		notes, err := a.Store.ListNotes(ctx, agentID, 1000)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		w := csv.NewWriter(&b)
+		_ = w.Write([]string{"title", "body", "draft", "created_at"})
+		for _, n := range notes {
+			_ = w.Write([]string{n.Title, n.Body, fmt.Sprint(n.Draft), n.CreatedAt.Format(time.RFC3339)})
+		}
+		w.Flush()
+		return marshal(map[string]any{"csv": b.String(), "rows": len(notes)})
+	}
+	return "", fmt.Errorf("tool %s has no implementation", call.Name)
+}
+
+// SaveToolResults stores a step's results as tool messages, in one batch.
+func (a *Activities) SaveToolResults(ctx context.Context, in workflows.ToolResultsInput) error {
+	agentID, err := parseAgentID(in.AgentID)
+	if err != nil {
+		return err
+	}
+	msgs := make([]store.Message, len(in.Results))
+	for i, r := range in.Results {
+		parts, _ := json.Marshal([]map[string]any{{"type": "tool_result", "tool_call_id": r.ToolCallID, "name": r.Name, "content": r.Content, "is_error": r.IsError}})
+		status := "complete"
+		if r.IsError {
+			status = "error"
+		}
+		msgs[i] = store.Message{
+			ID: uuid.NewSHA1(noteNamespace, []byte(in.AgentID+":result:"+r.ToolCallID)), AgentID: agentID, Seq: in.FirstSeq + int64(i),
+			Role: "tool", Content: r.Content, Status: status, Parts: parts, ToolCallID: r.ToolCallID,
+		}
+	}
+	return a.Store.SaveMessages(ctx, msgs)
+}
+
+func marshal(v any) (string, error) {
+	raw, err := json.Marshal(v)
+	return string(raw), err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,99 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/tools"
+)
+
+// getToolPolicy returns the caller's tool policy in the workspace.
+func (s *Server) getToolPolicy(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return
+	}
+	p, err := s.Store.ToolPolicy(c.Request.Context(), w.ID, userOf(c))
+	if err != nil {
+		s.storeFailed(c, err, "tool policy")
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"policy": p})
+}
+
+type toolPolicyRequest struct {
+	Policy string `json:"policy"`
+}
+
+// putToolPolicy sets how much runs without asking, for the caller in this workspace.
+func (s *Server) putToolPolicy(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return
+	}
+	var req toolPolicyRequest
+	if !decodeJSON(c, 4<<10, &req) {
+		return
+	}
+	if !tools.ValidPolicy(tools.Policy(req.Policy)) {
+		badRequest(c, "invalid_policy", "policy must be ask_every_time, run_reads_only or run_everything")
+		return
+	}
+	if err := s.Store.SetToolPolicy(c.Request.Context(), w.ID, userOf(c), req.Policy); err != nil {
+		s.storeFailed(c, err, "tool policy")
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"policy": req.Policy})
+}
+
+// listAgentActions is the agent's action log.
+func (s *Server) listAgentActions(c *gin.Context) {
+	agent, ok := s.loadAgent(c)
+	if !ok {
+		return
+	}
+	s.listActions(c, store.ActionFilter{WorkspaceID: agent.WorkspaceID, AgentID: &agent.ID})
+}
+
+// listWorkspaceActions is the workspace's action log, filtered by ?tool=, ?user_id=, ?success=, ?agent_id=.
+func (s *Server) listWorkspaceActions(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return
+	}
+	f := store.ActionFilter{WorkspaceID: w.ID, Tool: c.Query("tool"), UserID: c.Query("user_id")}
+	if v := c.Query("agent_id"); v != "" {
+		id, err := uuid.Parse(v)
+		if err != nil {
+			badRequest(c, "invalid_id", "agent_id is not a UUID")
+			return
+		}
+		f.AgentID = &id
+	}
+	switch c.Query("success") {
+	case "":
+	case "true", "false":
+		b := c.Query("success") == "true"
+		f.Success = &b
+	default:
+		badRequest(c, "invalid_field", "success must be true or false")
+		return
+	}
+	s.listActions(c, f)
+}
+
+func (s *Server) listActions(c *gin.Context, f store.ActionFilter) {
+	cur, limit, ok := listParams(c)
+	if !ok {
+		return
+	}
+	actions, err := s.Store.ListActions(c.Request.Context(), f, cur, limit+1)
+	if err != nil {
+		s.storeFailed(c, err, "actions")
+		return
+	}
+	page(c, actions, limit, func(a store.Action) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// DefaultToolPolicy applies until a user chooses one.
+const DefaultToolPolicy = "run_reads_only"
+
+// ToolPolicy returns the user's tool policy in a workspace (the default when unset).
+func (s *Store) ToolPolicy(ctx context.Context, workspaceID uuid.UUID, user string) (string, error) {
+	var p string
+	err := s.Pool.QueryRow(ctx, `SELECT policy FROM tool_policies WHERE workspace_id = $1 AND user_id = $2`, workspaceID, user).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return DefaultToolPolicy, nil
+	}
+	return p, err
+}
+
+// SetToolPolicy stores the user's tool policy in a workspace.
+func (s *Store) SetToolPolicy(ctx context.Context, workspaceID uuid.UUID, user, policy string) error {
+	_, err := s.Pool.Exec(ctx, `INSERT INTO tool_policies (workspace_id, user_id, policy) VALUES ($1, $2, $3)
+		ON CONFLICT (workspace_id, user_id) DO UPDATE SET policy = EXCLUDED.policy, updated_at = now()`, workspaceID, user, policy)
+	return err
+}
+
+// Note is one of an agent's notes (the built-in tools' data).
+type Note struct {
+	ID        uuid.UUID `json:"id"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
+	Draft     bool      `json:"draft"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// SaveNote stores a note idempotently (the ID comes from the tool call).
+func (s *Store) SaveNote(ctx context.Context, agentID uuid.UUID, n Note) error {
+	_, err := s.Pool.Exec(ctx, `INSERT INTO agent_notes (id, agent_id, title, body, draft) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO NOTHING`, n.ID, agentID, n.Title, n.Body, n.Draft)
+	return err
+}
+
+// ListNotes returns an agent's notes, newest first.
+func (s *Store) ListNotes(ctx context.Context, agentID uuid.UUID, limit int) ([]Note, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT id, title, body, draft, created_at FROM agent_notes WHERE agent_id = $1
+		ORDER BY created_at DESC, id DESC LIMIT $2`, agentID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Note, error) {
+		var n Note
+		err := r.Scan(&n.ID, &n.Title, &n.Body, &n.Draft, &n.CreatedAt)
+		n.CreatedAt = n.CreatedAt.UTC()
+		return n, err
+	})
+}
+
+// Action is one tool call in the action log (seed 003).
+type Action struct {
+	ID            uuid.UUID `json:"id"`
+	AgentID       uuid.UUID `json:"agent_id"`
+	WorkspaceID   uuid.UUID `json:"workspace_id"`
+	UserID        string    `json:"user_id"`
+	ToolCallID    string    `json:"tool_call_id"`
+	Tool          string    `json:"tool"`
+	Input         string    `json:"input"`
+	OutputSummary string    `json:"output_summary"`
+	DurationMS    int       `json:"duration_ms"`
+	Success       bool      `json:"success"`
+	Error         string    `json:"error"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// LogAction records a tool call; a retried activity logging the same call again keeps one row.
+func (s *Store) LogAction(ctx context.Context, a Action) error {
+	_, err := s.Pool.Exec(ctx, `INSERT INTO tool_actions (id, agent_id, workspace_id, user_id, tool_call_id, tool, input,
+		output_summary, duration_ms, success, error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (agent_id, tool_call_id) DO UPDATE SET output_summary = EXCLUDED.output_summary,
+		duration_ms = EXCLUDED.duration_ms, success = EXCLUDED.success, error = EXCLUDED.error`,
+		uuid.New(), a.AgentID, a.WorkspaceID, a.UserID, a.ToolCallID, a.Tool, a.Input, a.OutputSummary, a.DurationMS, a.Success, a.Error)
+	return err
+}
+
+// ActionFilter narrows an action listing.
+type ActionFilter struct {
+	WorkspaceID uuid.UUID
+	AgentID     *uuid.UUID
+	Tool        string
+	UserID      string
+	Success     *bool
+}
+
+// ListActions lists actions newest first.
+func (s *Store) ListActions(ctx context.Context, f ActionFilter, after *Cursor, limit int) ([]Action, error) {
+	t, id := cursorArgs(after)
+	rows, err := s.Pool.Query(ctx, `SELECT id, agent_id, workspace_id, user_id, tool_call_id, tool, input, output_summary,
+		duration_ms, success, error, created_at FROM tool_actions
+		WHERE workspace_id = $1 AND ($2::uuid IS NULL OR agent_id = $2) AND ($3 = '' OR tool = $3)
+		  AND ($4 = '' OR user_id = $4) AND ($5::boolean IS NULL OR success = $5) AND (created_at, id) < ($6, $7)
+		ORDER BY created_at DESC, id DESC LIMIT $8`, f.WorkspaceID, f.AgentID, f.Tool, f.UserID, f.Success, t, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Action, error) {
+		var a Action
+		err := r.Scan(&a.ID, &a.AgentID, &a.WorkspaceID, &a.UserID, &a.ToolCallID, &a.Tool, &a.Input, &a.OutputSummary,
+			&a.DurationMS, &a.Success, &a.Error, &a.CreatedAt)
+		a.CreatedAt = a.CreatedAt.UTC()
+		return a, err
+	})
+}

@@ -1,0 +1,172 @@
+// Package tools defines what the agent can call: each tool's JSON-schema parameters, its
+// execution mode and how per-user policies change that mode. Everything here is pure (no I/O),
+// so the conversation workflow evaluates policy decisions deterministically; tools are executed
+// by activities.
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Mode says when a human must confirm a call (seed 001 "Tool Categories by Policy").
+type Mode string
+
+const (
+	// Auto runs without asking.
+	Auto Mode = "auto"
+	// ConfirmBefore asks before running (writes).
+	ConfirmBefore Mode = "confirm_before_execution"
+	// ConfirmAfter runs, shows the result, and lets the model see it only once approved.
+	ConfirmAfter Mode = "confirm_after_execution"
+)
+
+// Policy is a user's per-workspace choice of how much runs without asking.
+type Policy string
+
+const (
+	// AskEveryTime confirms every call before it runs.
+	AskEveryTime Policy = "ask_every_time"
+	// ReadsOnly runs reads automatically and asks for writes (the default).
+	ReadsOnly Policy = "run_reads_only"
+	// RunEverything runs every call without asking.
+	RunEverything Policy = "run_everything"
+)
+
+// ValidPolicy reports whether p is a known policy.
+func ValidPolicy(p Policy) bool { return p == AskEveryTime || p == ReadsOnly || p == RunEverything }
+
+// Definition describes one tool.
+type Definition struct {
+	Name              string
+	Description       string
+	Parameters        string // JSON schema of the arguments object
+	ReturnDescription string // shape of the result, propagated into execute_code's docs
+	NeedsApproval     bool   // a write
+	DirectCallAllowed bool   // offered to the model directly
+	// ModeFor computes the mode from the arguments (e.g. a BAPI in test-run mode is a read);
+	// nil means Auto for reads and ConfirmBefore for writes.
+	ModeFor func(args map[string]any) Mode
+
+	schema *jsonschema.Schema
+}
+
+// Registry is an immutable set of tools.
+type Registry struct {
+	byName map[string]*Definition
+	names  []string
+}
+
+// NewRegistry compiles every tool's schema; a bad schema is a programming error.
+func NewRegistry(defs ...Definition) (*Registry, error) {
+	r := &Registry{byName: map[string]*Definition{}}
+	for i := range defs {
+		d := defs[i]
+		c := jsonschema.NewCompiler()
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(d.Parameters))
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: parameters: %w", d.Name, err)
+		}
+		if err := c.AddResource(d.Name+".json", doc); err != nil {
+			return nil, fmt.Errorf("tool %s: %w", d.Name, err)
+		}
+		if d.schema, err = c.Compile(d.Name + ".json"); err != nil {
+			return nil, fmt.Errorf("tool %s: parameters: %w", d.Name, err)
+		}
+		if _, dup := r.byName[d.Name]; dup {
+			return nil, fmt.Errorf("tool %s defined twice", d.Name)
+		}
+		r.byName[d.Name] = &d
+		r.names = append(r.names, d.Name)
+	}
+	sort.Strings(r.names)
+	return r, nil
+}
+
+// Get returns a tool by name.
+func (r *Registry) Get(name string) (*Definition, bool) {
+	d, ok := r.byName[name]
+	return d, ok
+}
+
+// Names lists the tools in name order (deterministic).
+func (r *Registry) Names() []string { return r.names }
+
+// ParseArguments decodes and validates a call's JSON arguments. The error text is meant for
+// the model, which can correct its call.
+func (d *Definition) ParseArguments(raw string) (map[string]any, error) {
+	if strings.TrimSpace(raw) == "" {
+		raw = "{}"
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON: %v", err)
+	}
+	if err := d.schema.Validate(inst); err != nil {
+		return nil, fmt.Errorf("arguments do not match the schema of %s: %s", d.Name, flatten(err))
+	}
+	args, ok := inst.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("arguments must be a JSON object")
+	}
+	return args, nil
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+func flatten(err error) string {
+	if ve, ok := err.(*jsonschema.ValidationError); ok {
+		var b bytes.Buffer
+		for _, leaf := range leaves(ve) {
+			if b.Len() > 0 {
+				b.WriteString("; ")
+			}
+			loc := "/" + strings.Join(leaf.InstanceLocation, "/")
+			fmt.Fprintf(&b, "at %s: %s", loc, leaf.ErrorKind.LocalizedString(englishPrinter))
+		}
+		return b.String()
+	}
+	return err.Error()
+}
+
+func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(ve.Causes) == 0 {
+		return []*jsonschema.ValidationError{ve}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range ve.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+// Decide is the execution mode of one call: the tool's own mode for these arguments,
+// then the user's policy.
+func Decide(d *Definition, args map[string]any, p Policy) Mode {
+	mode := Auto
+	if d.NeedsApproval {
+		mode = ConfirmBefore
+	}
+	if d.ModeFor != nil {
+		mode = d.ModeFor(args)
+	}
+	switch p {
+	case RunEverything:
+		return Auto
+	case AskEveryTime:
+		if mode == Auto {
+			return ConfirmBefore
+		}
+	}
+	return mode
+}
+
+// Schema returns a tool's parameters as raw JSON (for the model's tool list).
+func (d *Definition) Schema() json.RawMessage { return json.RawMessage(d.Parameters) }

@@ -1,0 +1,311 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/sapagent/sapagent/internal/tools"
+)
+
+// loopFakes script the model (one TurnResult per step) and record tool runs, events and results.
+type loopFakes struct {
+	mu        sync.Mutex
+	steps     []TurnResult
+	stepCalls int
+	policy    string
+	ran       []string
+	results   [][]ToolResult
+	events    []string
+	modelWait time.Duration // the model "streams" this long (for stop tests)
+}
+
+func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
+	env.RegisterActivityWithOptions(func(context.Context, string) (int64, error) { return 0, nil },
+		activity.RegisterOptions{Name: ActivityLoadConversation})
+	env.RegisterActivityWithOptions(func(context.Context, BeginTurnInput) (TurnContext, error) {
+		return TurnContext{Policy: f.policy}, nil
+	}, activity.RegisterOptions{Name: ActivityBeginTurn})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in TurnInput) (TurnResult, error) {
+		f.mu.Lock()
+		i := f.stepCalls
+		f.stepCalls++
+		wait := f.modelWait
+		f.mu.Unlock()
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return TurnResult{Stopped: true}, nil
+			case <-time.After(wait):
+			}
+		}
+		if i < len(f.steps) {
+			return f.steps[i], nil
+		}
+		return TurnResult{}, nil
+	}, activity.RegisterOptions{Name: ActivityGenerateReply})
+	env.RegisterActivityWithOptions(func(_ context.Context, in ToolCallInput) (ToolResult, error) {
+		f.mu.Lock()
+		f.ran = append(f.ran, in.Call.ID)
+		f.mu.Unlock()
+		return ToolResult{ToolCallID: in.Call.ID, Name: in.Call.Name, Content: "ok:" + in.Call.ID}, nil
+	}, activity.RegisterOptions{Name: ActivityExecuteTool})
+	env.RegisterActivityWithOptions(func(_ context.Context, in ToolResultsInput) error {
+		f.mu.Lock()
+		f.results = append(f.results, in.Results)
+		f.mu.Unlock()
+		return nil
+	}, activity.RegisterOptions{Name: ActivitySaveToolResults})
+	env.RegisterActivityWithOptions(func(_ context.Context, in EventInput) error {
+		f.mu.Lock()
+		f.events = append(f.events, in.Type)
+		f.mu.Unlock()
+		return nil
+	}, activity.RegisterOptions{Name: ActivityPublishEvent})
+	env.RegisterActivityWithOptions(func(context.Context, StatusInput) error { return nil }, activity.RegisterOptions{Name: ActivitySetStatus})
+	env.RegisterActivityWithOptions(func(_ context.Context, in ErrorInput) error {
+		f.mu.Lock()
+		f.events = append(f.events, "error:"+in.Message)
+		f.mu.Unlock()
+		return nil
+	}, activity.RegisterOptions{Name: ActivityPublishError})
+}
+
+func newLoopEnv(f *loopFakes) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(Conversation)
+	f.register(env)
+	return env
+}
+
+func call(id, name, args string) ToolCall { return ToolCall{ID: id, Name: name, Arguments: args} }
+
+const finalNote = `{"title":"t","body":"b"}`
+
+func sendAt(env *testsuite.TestWorkflowEnvironment, at time.Duration, content string) {
+	var r updateResult
+	send(env, at, uuid.NewString(), content, &r)
+}
+
+func approveAt(env *testsuite.TestWorkflowEnvironment, at time.Duration, out *updateResult, ds ...Decision) {
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateApprove, uuid.NewString(), &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { out.err = err },
+			OnComplete: func(_ interface{}, err error) {
+				if err != nil {
+					out.err = err
+				}
+			},
+		}, ApproveRequest{Decisions: ds})
+	}, at)
+}
+
+func stateAt(env *testsuite.TestWorkflowEnvironment, at time.Duration, out *State) {
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryState)
+		if err == nil {
+			_ = v.Get(out)
+		}
+	}, at)
+}
+
+func run(env *testsuite.TestWorkflowEnvironment, in ConversationInput) {
+	in.AgentID = "a1"
+	if in.IdleTimeout == 0 {
+		in.IdleTimeout = 100 * time.Hour
+	}
+	env.ExecuteWorkflow(Conversation, in)
+}
+
+func TestApprovedWriteRunsAndTheLoopContinues(t *testing.T) {
+	f := &loopFakes{policy: string(tools.ReadsOnly), steps: []TurnResult{
+		{ToolCalls: []ToolCall{call("c1", tools.SaveNote, finalNote)}},
+		{},
+	}}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "save it")
+	var st State
+	stateAt(env, time.Minute, &st)
+	var ap updateResult
+	approveAt(env, 2*time.Minute, &ap, Decision{ToolCallID: "c1", Approved: true})
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, ap.err)
+	assert.Equal(t, StatusWaiting, st.Status)
+	require.Len(t, st.PendingApprovals, 1)
+	assert.Equal(t, "c1", st.PendingApprovals[0].ToolCallID)
+	assert.Equal(t, []string{"c1"}, f.ran)
+	assert.Equal(t, 2, f.stepCalls, "the model sees the result and answers")
+	require.Len(t, f.results, 1)
+	assert.Equal(t, "ok:c1", f.results[0][0].Content)
+	assert.Contains(t, f.events, "approval_needed")
+}
+
+func TestRejectedCallBecomesTheRejectionResult(t *testing.T) {
+	f := &loopFakes{steps: []TurnResult{{ToolCalls: []ToolCall{call("c1", tools.SaveNote, finalNote)}}, {}}}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "save it")
+	var ap updateResult
+	approveAt(env, time.Minute, &ap, Decision{ToolCallID: "c1", Approved: false, Reason: "not now"})
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Empty(t, f.ran)
+	assert.Equal(t, RejectedResult+": not now", f.results[0][0].Content)
+	assert.True(t, f.results[0][0].Rejected)
+	assert.Contains(t, f.events, "tool_rejected")
+}
+
+func TestMixedGroupRunsReadsAtOnceAndWritesOnlyWhenApproved(t *testing.T) {
+	f := &loopFakes{steps: []TurnResult{{ToolCalls: []ToolCall{
+		call("r1", tools.ListNotes, `{}`),
+		call("w1", tools.SaveNote, finalNote),
+		call("w2", tools.SaveNote, `{"title":"x","body":"y"}`),
+		call("bad", tools.SaveNote, `{"title":""}`),
+		call("nope", "drop_database", `{}`),
+	}}, {}}}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "do things")
+	var first, dup, unknown updateResult
+	approveAt(env, time.Minute, &first, Decision{ToolCallID: "w1", Approved: true})
+	approveAt(env, 2*time.Minute, &dup, Decision{ToolCallID: "w1", Approved: false})
+	approveAt(env, 3*time.Minute, &unknown, Decision{ToolCallID: "r1", Approved: true})
+	var mid State
+	stateAt(env, 4*time.Minute, &mid)
+	var last updateResult
+	approveAt(env, 5*time.Minute, &last, Decision{ToolCallID: "w2", Approved: false})
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, first.err)
+	require.ErrorContains(t, dup.err, "already decided")
+	require.ErrorContains(t, unknown.err, "no pending approval", "auto calls are not approvable")
+	require.Len(t, mid.PendingApprovals, 1, "one call still waits after the first decision")
+	assert.ElementsMatch(t, []string{"r1", "w1"}, f.ran)
+	res := f.results[0]
+	require.Len(t, res, 5)
+	assert.Equal(t, "ok:r1", res[0].Content)
+	assert.Equal(t, "ok:w1", res[1].Content)
+	assert.True(t, res[2].Rejected)
+	assert.True(t, res[3].IsError)
+	assert.Contains(t, res[3].Content, "/title", "invalid arguments become an error the model can correct")
+	assert.Equal(t, "unknown tool drop_database", res[4].Content)
+}
+
+func TestApprovalTimeoutRejectsWhatIsStillOpen(t *testing.T) {
+	f := &loopFakes{steps: []TurnResult{{ToolCalls: []ToolCall{call("c1", tools.SaveNote, finalNote)}}, {}}}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "save it")
+	run(env, ConversationInput{ApprovalTimeout: time.Hour})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Empty(t, f.ran)
+	assert.Equal(t, RejectedResult+": approval timed out", f.results[0][0].Content)
+}
+
+func TestConfirmAfterRunsFirstAndShowsTheResultForApproval(t *testing.T) {
+	f := &loopFakes{steps: []TurnResult{{ToolCalls: []ToolCall{call("e1", tools.ExportNote, `{}`)}}, {}}}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "export")
+	var st State
+	stateAt(env, time.Minute, &st)
+	var ap updateResult
+	approveAt(env, 2*time.Minute, &ap, Decision{ToolCallID: "e1", Approved: true})
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"e1"}, f.ran, "ran once, before approval")
+	require.Len(t, st.PendingApprovals, 1)
+	require.NotNil(t, st.PendingApprovals[0].Result)
+	assert.Equal(t, "ok:e1", st.PendingApprovals[0].Result.Content)
+	assert.Equal(t, "ok:e1", f.results[0][0].Content, "approved: the model sees the result")
+}
+
+func TestPoliciesChangeWhatAsks(t *testing.T) {
+	f := &loopFakes{policy: string(tools.RunEverything), steps: []TurnResult{{ToolCalls: []ToolCall{call("c1", tools.SaveNote, finalNote)}}, {}}}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "save it")
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"c1"}, f.ran)
+	assert.NotContains(t, f.events, "approval_needed")
+
+	f = &loopFakes{policy: string(tools.AskEveryTime), steps: []TurnResult{{ToolCalls: []ToolCall{call("r1", tools.ListNotes, `{}`)}}, {}}}
+	env = newLoopEnv(f)
+	sendAt(env, time.Second, "list")
+	run(env, ConversationInput{ApprovalTimeout: time.Hour})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Empty(t, f.ran, "even reads ask")
+}
+
+func TestMaxStepsEndsTheTurn(t *testing.T) {
+	steps := make([]TurnResult, 10)
+	for i := range steps {
+		steps[i] = TurnResult{ToolCalls: []ToolCall{call(uuid.NewString(), tools.ListNotes, `{}`)}}
+	}
+	f := &loopFakes{steps: steps}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "loop")
+	run(env, ConversationInput{MaxSteps: 3})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, 3, f.stepCalls)
+	require.NotEmpty(t, f.events)
+	assert.Contains(t, f.events[len(f.events)-1], "after 3 model steps")
+}
+
+func TestStopWhileWaitingForApprovalAnswersEveryCall(t *testing.T) {
+	f := &loopFakes{steps: []TurnResult{{ToolCalls: []ToolCall{call("c1", tools.SaveNote, finalNote), call("r1", tools.ListNotes, `{}`)}}, {}}}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "save it")
+	var stop StopResult
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateStop, "stop-1", &testsuite.TestUpdateCallback{OnAccept: func() {}, OnReject: func(error) {},
+			OnComplete: func(v interface{}, _ error) { stop = v.(StopResult) }})
+	}, time.Minute)
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.True(t, stop.Stopped)
+	assert.Equal(t, 1, f.stepCalls, "no further model step after a stop")
+	require.Len(t, f.results, 1)
+	assert.Equal(t, StoppedResult, f.results[0][0].Content)
+	assert.Equal(t, "ok:r1", f.results[0][1].Content)
+	assert.Contains(t, f.events, "stopped")
+}
+
+func TestStopWhileStreamingCancelsTheModel(t *testing.T) {
+	f := &loopFakes{modelWait: 3 * time.Second} // real time: the test clock does not run while an activity does
+	env := newLoopEnv(f)
+	env.SetTestTimeout(30 * time.Second)
+	sendAt(env, time.Second, "long answer")
+	var stop StopResult
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateStop, "stop-1", &testsuite.TestUpdateCallback{OnAccept: func() {}, OnReject: func(error) {},
+			OnComplete: func(v interface{}, _ error) { stop = v.(StopResult) }})
+	}, time.Second+100*time.Millisecond)
+	sendAt(env, time.Second+200*time.Millisecond, "next question")
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.True(t, stop.Stopped)
+	assert.Contains(t, f.events, "stopped")
+	assert.Equal(t, 2, f.stepCalls, "the next message is answered after the stop")
+}
+
+func TestQueueIsBounded(t *testing.T) {
+	f := &loopFakes{modelWait: 2 * time.Second}
+	env := newLoopEnv(f)
+	env.SetTestTimeout(30 * time.Second)
+	results := make([]updateResult, 4)
+	for i := range results {
+		send(env, time.Second+time.Duration(i)*time.Millisecond, uuid.NewString(), "m", &results[i])
+	}
+	run(env, ConversationInput{MaxQueued: 2})
+	require.NoError(t, results[0].err)
+	require.NoError(t, results[1].err)
+	require.NoError(t, results[2].err)
+	require.Error(t, results[3].err, "the first runs, two wait, the fourth is refused")
+	assert.Contains(t, results[3].err.Error(), "already waiting")
+}
