@@ -11,14 +11,14 @@ import (
 
 // Message is one row of a conversation's transcript, ordered by Seq.
 type Message struct {
-	ID               uuid.UUID `json:"id"`
-	AgentID          uuid.UUID `json:"agent_id"`
-	Seq              int64     `json:"seq"`
-	Role             string    `json:"role"`
-	Content          string    `json:"content"`
-	Status           string    `json:"status"`
-	Model            string    `json:"model,omitempty"`
-	PromptTokens     int       `json:"prompt_tokens,omitempty"`
+	ID               uuid.UUID       `json:"id"`
+	AgentID          uuid.UUID       `json:"agent_id"`
+	Seq              int64           `json:"seq"`
+	Role             string          `json:"role"`
+	Content          string          `json:"content"`
+	Status           string          `json:"status"`
+	Model            string          `json:"model,omitempty"`
+	PromptTokens     int             `json:"prompt_tokens,omitempty"`
 	CompletionTokens int             `json:"completion_tokens,omitempty"`
 	Parts            json.RawMessage `json:"parts"`                  // structured content: text, tool_call, tool_result
 	ToolCallID       string          `json:"tool_call_id,omitempty"` // role tool: the call it answers
