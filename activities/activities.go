@@ -68,6 +68,10 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 	if err != nil {
 		return tc, fmt.Errorf("load agent: %w", err)
 	}
+	tc.Model = agent.Model
+	if tc.Model == "" {
+		tc.Model = a.PrimaryModel
+	}
 	if in.Message.UserID != "" {
 		if tc.Policy, err = a.Store.ToolPolicy(ctx, agent.WorkspaceID, in.Message.UserID); err != nil {
 			return tc, fmt.Errorf("load tool policy: %w", err)

@@ -108,6 +108,7 @@ func (s *Server) listAgents(c *gin.Context) {
 type updateAgentRequest struct {
 	Name     *string `json:"name"`
 	Archived *bool   `json:"archived"`
+	Model    *string `json:"model"` // provider:model, "" for PRIMARY_MODEL
 }
 
 // updateAgent renames (name) and/or archives or restores (archived) an agent.
@@ -120,9 +121,15 @@ func (s *Server) updateAgent(c *gin.Context) {
 	if !decodeJSON(c, 16<<10, &req) {
 		return
 	}
-	if req.Name == nil && req.Archived == nil {
-		badRequest(c, "missing_field", "nothing to update: give name and/or archived")
+	if req.Name == nil && req.Archived == nil && req.Model == nil {
+		badRequest(c, "missing_field", "nothing to update: give name, archived and/or model")
 		return
+	}
+	if req.Model != nil && *req.Model != "" && s.ValidateModel != nil {
+		if err := s.ValidateModel(*req.Model); err != nil {
+			badRequest(c, "invalid_model", err.Error())
+			return
+		}
 	}
 	if req.Name != nil {
 		name, ok := requiredName(c, "name", *req.Name, maxNameLength)
@@ -144,7 +151,7 @@ func (s *Server) archiveAgent(c *gin.Context) {
 }
 
 func (s *Server) saveAgent(c *gin.Context, id uuid.UUID, req updateAgentRequest) {
-	agent, err := s.Store.UpdateAgent(c.Request.Context(), id, userOf(c), req.Name, req.Archived)
+	agent, err := s.Store.UpdateAgent(c.Request.Context(), id, userOf(c), req.Name, req.Archived, req.Model)
 	if err != nil {
 		s.storeFailed(c, err, "agent")
 		return
@@ -173,7 +180,8 @@ func conversationSummary(a store.Agent) string {
 }
 
 func (s *Server) conversationInput(a store.Agent) workflows.ConversationInput {
-	return workflows.ConversationInput{AgentID: a.ID.String(), WorkspaceID: a.WorkspaceID.String(), IdleTimeout: s.IdleTimeout}
+	return workflows.ConversationInput{AgentID: a.ID.String(), WorkspaceID: a.WorkspaceID.String(), IdleTimeout: s.IdleTimeout,
+		MaxSteps: s.MaxLoopSteps, MaxQueued: s.MaxQueued, ApprovalTimeout: s.ApprovalTimeout}
 }
 
 // loadAgent resolves :id or writes the 400/404/503 and returns false.

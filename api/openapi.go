@@ -82,7 +82,7 @@ var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/agents", Summary: "List a workspace's agents (?workspace_id=, ?archived=)", Status: 200},
 	{Method: "POST", Path: "/api/agents", Summary: "Create an agent and start its conversation", Status: 201, Body: obj([]string{"workspace_id"}, map[string]any{"workspace_id": uuidStr, "name": str(200)})},
 	{Method: "GET", Path: "/api/agents/{id}", Summary: "Get an agent", Status: 200},
-	{Method: "PATCH", Path: "/api/agents/{id}", Summary: "Rename, archive or restore an agent", Status: 200, Body: obj(nil, map[string]any{"name": str(200), "archived": map[string]any{"type": "boolean"}})},
+	{Method: "PATCH", Path: "/api/agents/{id}", Summary: "Rename, archive/restore an agent or choose its model (provider:model)", Status: 200, Body: obj(nil, map[string]any{"name": str(200), "archived": map[string]any{"type": "boolean"}, "model": str(200)})},
 	{Method: "POST", Path: "/api/agents/{id}/archive", Summary: "Archive an agent", Status: 200},
 	{Method: "POST", Path: "/api/agents/{id}/message", Summary: "Send a message (update-with-start)", Status: 202, Body: obj([]string{"content"}, map[string]any{"content": str(102400), "client_message_id": uuidStr})},
 	{Method: "POST", Path: "/api/agents/{id}/approve", Summary: "Approve or reject pending tool calls (404 unknown, 409 already decided)", Status: 200,

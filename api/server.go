@@ -37,6 +37,11 @@ type Server struct {
 	Secrets            *secrets.Keyring
 	Blobs              blob.Store
 	MaxFileBytes       int64
+
+	ValidateModel   func(ref string) error // checks provider:model against the configured providers
+	MaxLoopSteps    int
+	MaxQueued       int
+	ApprovalTimeout time.Duration
 }
 
 // Router builds the gin engine with every route.

@@ -61,4 +61,13 @@ func TestAgentsListPagesRenamesAndArchives(t *testing.T) {
 	assert.Equal(t, 400, e.do("GET", "/api/agents", nil, nil))
 	assert.Equal(t, 400, e.do("PATCH", "/api/agents/"+ids[1], map[string]any{}, nil))
 	assert.Equal(t, 400, e.do("PATCH", "/api/agents/"+ids[1], map[string]any{"name": ""}, nil))
+
+	// Model override: validated against the configured providers.
+	assert.Equal(t, 400, e.do("PATCH", "/api/agents/"+ids[1], map[string]any{"model": "anthropic:claude"}, &got))
+	assert.Equal(t, "invalid_model", got.Code)
+	assert.Equal(t, 400, e.do("PATCH", "/api/agents/"+ids[1], map[string]any{"model": "offline:gpt-5"}, nil))
+	assert.Equal(t, 400, e.do("PATCH", "/api/agents/"+ids[1], map[string]any{"model": "gpt-4o"}, nil))
+	var withModel struct{ Model string }
+	require.Equal(t, 200, e.do("PATCH", "/api/agents/"+ids[1], map[string]any{"model": "offline:sapagent-offline"}, &withModel))
+	assert.Equal(t, "offline:sapagent-offline", withModel.Model)
 }

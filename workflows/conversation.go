@@ -265,7 +265,7 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 			c.publishError(ctx, msg.ID, fmt.Sprintf("stopped after %d model steps without a final answer (MAX_LOOP_STEPS)", c.in.MaxSteps))
 			break
 		}
-		res, err := c.modelStep(turnCtx, msg, step)
+		res, err := c.modelStep(turnCtx, msg, step, tc.Model)
 		if c.stopped || res.Stopped {
 			c.publishStopped(ctx, msg.ID)
 			break
@@ -293,7 +293,7 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 }
 
 // modelStep streams one model reply (activity GenerateReply) and returns its tool calls.
-func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int) (TurnResult, error) {
+func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int, model string) (TurnResult, error) {
 	c.lastSeq++
 	replyKey := msg.ID
 	if step > 0 {
@@ -306,7 +306,7 @@ func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int
 		Step:      step,
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		Summary:             "model reply",
+		Summary:             strings.TrimSpace("model reply " + model),
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    30 * time.Second,
 		WaitForCancellation: true, // a stopped reply saves its partial text before the turn ends

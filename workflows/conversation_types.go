@@ -121,6 +121,7 @@ type StopResult struct {
 // TurnContext is what BeginTurn loads for the loop.
 type TurnContext struct {
 	Policy string // the sender's tool policy in the agent's workspace
+	Model  string // provider:model the turn uses (shown to operators)
 }
 
 // ToolCallInput asks the tool activity to run one call.

@@ -104,6 +104,7 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
 		Auth: verifier, Limiter: redis_rate.NewLimiter(d.Redis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
+		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
 	}, nil
 }
 
@@ -121,10 +122,15 @@ func (d *Deps) Activities() *activities.Activities {
 
 // Models lists the configured model providers.
 func Models(cfg config.Config) *llm.Registry {
-	return llm.NewRegistry(
-		llm.Provider{Name: "openai", BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey},
-		llm.Provider{Name: "offline", BaseURL: cfg.OfflineLLMURL, APIKey: "offline"},
-	)
+	var ps []llm.Provider
+	for _, p := range cfg.Providers {
+		base := p.BaseURL
+		if p.Name == "offline" {
+			base = cfg.OfflineLLMURL // the dev stack resolves its address after listening
+		}
+		ps = append(ps, llm.Provider{Name: p.Name, BaseURL: base, APIKey: p.APIKey})
+	}
+	return llm.NewRegistry(ps...)
 }
 
 // SDKLogger adapts slog for the Temporal SDK, keeping its per-task info lines out.

@@ -45,15 +45,55 @@ type Config struct {
 	BlobURL            string   // BLOB_URL: file:///path or s3://bucket?...
 	MaxFileBytes       int64    // FILE_MAX_BYTES
 	RateLimitPerMinute int      // RATE_LIMIT_PER_MINUTE: mutating requests per user
+
+	// Providers are the model endpoints: "openai" (OPENAI_*), "offline" (OFFLINE_LLM_URL) and
+	// any PROVIDER_<NAME>_BASE_URL / _API_KEY / _MODELS.
+	Providers       []Provider
+	MaxLoopSteps    int           // MAX_LOOP_STEPS
+	ApprovalTimeout time.Duration // APPROVAL_TIMEOUT
+	MaxQueued       int           // MAX_QUEUED_MESSAGES
+}
+
+// Provider is one OpenAI-compatible model endpoint.
+type Provider struct {
+	Name    string
+	BaseURL string
+	APIKey  string
+	Models  []string // allowed models; empty allows any
+}
+
+// ValidateModel checks a "provider:model" reference against the configured providers.
+func (c Config) ValidateModel(ref string) error {
+	name, model, ok := strings.Cut(ref, ":")
+	if !ok || name == "" || model == "" {
+		return fmt.Errorf("model %q must be provider:model", ref)
+	}
+	for _, p := range c.Providers {
+		if p.Name != name {
+			continue
+		}
+		if len(p.Models) == 0 {
+			return nil
+		}
+		for _, m := range p.Models {
+			if m == model {
+				return nil
+			}
+		}
+		return fmt.Errorf("model %q is not offered by provider %q (configured: %s)", model, name, strings.Join(p.Models, ", "))
+	}
+	return fmt.Errorf("unknown model provider %q", name)
 }
 
 // Load reads the environment.
 func Load() (Config, error) {
-	return load(os.Getenv)
+	return loadWith(os.Getenv, os.Environ)
 }
 
-func load(getenv func(string) string) (Config, error) {
-	r := reader{getenv: getenv}
+func load(getenv func(string) string) (Config, error) { return loadWith(getenv, nil) }
+
+func loadWith(getenv func(string) string, environ func() []string) (Config, error) {
+	r := reader{getenv: getenv, environ: environ}
 	c := Config{
 		Environment:       r.str("ENVIRONMENT", "development"),
 		HTTPAddr:          r.str("HTTP_ADDR", ":8080"),
@@ -89,6 +129,14 @@ func load(getenv func(string) string) (Config, error) {
 	c.BlobURL = r.str("BLOB_URL", "file://"+absPath(c.DataDir)+"/files")
 	c.MaxFileBytes = int64(r.integer("FILE_MAX_BYTES", 20<<20))
 	c.RateLimitPerMinute = r.integer("RATE_LIMIT_PER_MINUTE", 60)
+	c.MaxLoopSteps = r.integer("MAX_LOOP_STEPS", 25)
+	c.ApprovalTimeout = r.duration("APPROVAL_TIMEOUT", 24*time.Hour)
+	c.MaxQueued = r.integer("MAX_QUEUED_MESSAGES", 20)
+	c.Providers = []Provider{
+		{Name: "openai", BaseURL: c.OpenAIBaseURL, APIKey: c.OpenAIAPIKey, Models: splitList(r.str("OPENAI_MODELS", ""))},
+		{Name: "offline", BaseURL: c.OfflineLLMURL, APIKey: "offline", Models: []string{"sapagent-offline"}},
+	}
+	c.Providers = append(c.Providers, extraProviders(r)...)
 	// Without a real key the product talks to the offline model, so a fresh clone works offline.
 	defaultModel := "offline:sapagent-offline"
 	if c.OpenAIAPIKey != "" {
@@ -101,8 +149,11 @@ func load(getenv func(string) string) (Config, error) {
 	if c.Environment != "development" && c.Environment != "production" {
 		return Config{}, fmt.Errorf("ENVIRONMENT must be development or production, got %q", c.Environment)
 	}
-	if _, _, ok := strings.Cut(c.PrimaryModel, ":"); !ok {
-		return Config{}, fmt.Errorf("PRIMARY_MODEL must be provider:model (e.g. openai:gpt-4o-mini), got %q", c.PrimaryModel)
+	if err := c.ValidateModel(c.PrimaryModel); err != nil {
+		return Config{}, fmt.Errorf("PRIMARY_MODEL: %w", err)
+	}
+	if c.MaxLoopSteps <= 0 || c.MaxQueued <= 0 || c.ApprovalTimeout <= 0 {
+		return Config{}, fmt.Errorf("MAX_LOOP_STEPS, MAX_QUEUED_MESSAGES and APPROVAL_TIMEOUT must be positive")
 	}
 	if c.MaxFileBytes <= 0 || c.RateLimitPerMinute <= 0 {
 		return Config{}, fmt.Errorf("FILE_MAX_BYTES and RATE_LIMIT_PER_MINUTE must be positive")
@@ -119,8 +170,44 @@ func (c Config) UsesOfflineModel() bool {
 }
 
 type reader struct {
-	getenv func(string) string
-	err    error
+	getenv  func(string) string
+	environ func() []string
+	err     error
+}
+
+// extraProviders reads PROVIDER_<NAME>_BASE_URL (+ _API_KEY, _MODELS) for any name.
+func extraProviders(r reader) []Provider {
+	if r.environ == nil {
+		return nil
+	}
+	var out []Provider
+	for _, kv := range r.environ() {
+		key, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(key, "PROVIDER_") || !strings.HasSuffix(key, "_BASE_URL") {
+			continue
+		}
+		up := strings.TrimSuffix(strings.TrimPrefix(key, "PROVIDER_"), "_BASE_URL")
+		if up == "" {
+			continue
+		}
+		out = append(out, Provider{
+			Name:    strings.ToLower(up),
+			BaseURL: r.str(key, ""),
+			APIKey:  r.str("PROVIDER_"+up+"_API_KEY", ""),
+			Models:  splitList(r.str("PROVIDER_"+up+"_MODELS", "")),
+		})
+	}
+	return out
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func (r *reader) str(name, def string) string {

@@ -46,3 +46,27 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 	_, err := load(env(map[string]string{"MAX_MESSAGE_BYTES": "0"}))
 	assert.ErrorContains(t, err, "MAX_MESSAGE_BYTES")
 }
+
+func TestProvidersComeFromTheEnvironment(t *testing.T) {
+	vars := map[string]string{
+		"PROVIDER_AZURE_BASE_URL": "https://example.openai.azure.com/v1", "PROVIDER_AZURE_API_KEY": "k",
+		"PROVIDER_AZURE_MODELS": "gpt-4o, gpt-4o-mini", "OPENAI_MODELS": "gpt-4.1",
+	}
+	environ := func() []string {
+		var out []string
+		for k, v := range vars {
+			out = append(out, k+"="+v)
+		}
+		return out
+	}
+	c, err := loadWith(env(vars), environ)
+	require.NoError(t, err)
+	assert.NoError(t, c.ValidateModel("azure:gpt-4o-mini"))
+	assert.NoError(t, c.ValidateModel("openai:gpt-4.1"))
+	assert.NoError(t, c.ValidateModel("offline:sapagent-offline"))
+	assert.ErrorContains(t, c.ValidateModel("azure:o3"), "not offered")
+	assert.ErrorContains(t, c.ValidateModel("anthropic:claude"), "unknown model provider")
+	assert.ErrorContains(t, c.ValidateModel("gpt-4o"), "provider:model")
+	_, err = loadWith(env(map[string]string{"PRIMARY_MODEL": "nope:x"}), nil)
+	assert.ErrorContains(t, err, "PRIMARY_MODEL")
+}

@@ -91,8 +91,8 @@ func (s *Store) ListAgentsFor(ctx context.Context, workspaceID uuid.UUID, user s
 }
 
 // UpdateAgent renames and/or archives (true) or restores (false) an agent the user may see.
-func (s *Store) UpdateAgent(ctx context.Context, id uuid.UUID, user string, name *string, archived *bool) (Agent, error) {
-	return scanAgent(s.Pool.QueryRow(ctx, `UPDATE agents a SET name = coalesce($3, a.name),
+func (s *Store) UpdateAgent(ctx context.Context, id uuid.UUID, user string, name *string, archived *bool, model *string) (Agent, error) {
+	return scanAgent(s.Pool.QueryRow(ctx, `UPDATE agents a SET name = coalesce($3, a.name), model = coalesce($5, a.model),
 		archived_at = CASE WHEN $4::boolean IS NULL THEN a.archived_at WHEN $4 THEN coalesce(a.archived_at, now()) ELSE NULL END,
-		updated_at = now() WHERE a.id = $1 AND `+visibleAgent+` RETURNING `+agentColumns, id, user, name, archived))
+		updated_at = now() WHERE a.id = $1 AND `+visibleAgent+` RETURNING `+agentColumns, id, user, name, archived, model))
 }
