@@ -41,6 +41,7 @@ func (a *Activities) Register(r Registrar) {
 	r.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
 	r.RegisterActivityWithOptions(a.SaveToolResults, activity.RegisterOptions{Name: workflows.ActivitySaveToolResults})
 	r.RegisterActivityWithOptions(a.PublishEvent, activity.RegisterOptions{Name: workflows.ActivityPublishEvent})
+	r.RegisterActivityWithOptions(a.GenerateTitle, activity.RegisterOptions{Name: workflows.ActivityGenerateTitle})
 }
 
 // LoadConversation returns the last message seq stored for the agent.

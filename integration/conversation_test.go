@@ -40,6 +40,7 @@ func TestMessageStreamsBackOverWebSocketAndIsStored(t *testing.T) {
 	var order []string
 	lastSeq := init.Seq
 	var final *messageJSON
+	titled := false
 	for _, ev := range evs {
 		require.Greater(t, ev.Seq, lastSeq, "seq must increase: %s", ev.Raw)
 		lastSeq = ev.Seq
@@ -56,11 +57,19 @@ func TestMessageStreamsBackOverWebSocketAndIsStored(t *testing.T) {
 			}
 		case "status":
 			order = append(order, "status:"+ev.Status)
+		case "title_update":
+			titled = true
 		default:
 			order = append(order, ev.Type)
 		}
 	}
 	assert.Equal(t, []string{"message:user", "status:active", "stream", "stream_end", "message:assistant", "status:idle"}, order)
+	if !titled { // the title is generated alongside the reply and may land after it
+		ws.until(10*time.Second, func(ev event) bool { return ev.Type == "title_update" })
+	}
+	var named agentJSON
+	require.Equal(t, http.StatusOK, e.do("GET", "/api/agents/"+agent.ID, nil, &named))
+	assert.NotEmpty(t, named.Title)
 	require.NotNil(t, final)
 	assert.Equal(t, final.Content, streamed.String(), "streamed deltas assemble into the stored reply")
 	assert.Contains(t, final.Content, "Which company codes post to ledger 0L?")

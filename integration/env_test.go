@@ -181,6 +181,7 @@ type agentJSON struct {
 	ID          string `json:"id"`
 	WorkspaceID string `json:"workspace_id"`
 	Name        string `json:"name"`
+	Title       string `json:"title"`
 	Status      string `json:"status"`
 }
 

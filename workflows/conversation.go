@@ -25,6 +25,7 @@ const (
 	ActivityExecuteTool      = "ExecuteTool"
 	ActivitySaveToolResults  = "SaveToolResults"
 	ActivityPublishEvent     = "PublishEvent"
+	ActivityGenerateTitle    = "GenerateTitle"
 )
 
 // Defaults of the loop's bounds.
@@ -256,6 +257,24 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 		c.finishTurn(ctx, msg.ID)
 		return
 	}
+
+	// The first message of a conversation names it, alongside the reply. Runs recorded before
+	// titles existed replay without it (GetVersion).
+	var title workflow.Future
+	if begin.Seq == 1 && workflow.GetVersion(ctx, "title", workflow.DefaultVersion, 1) == 1 {
+		tctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			Summary: "title", StartToCloseTimeout: time.Minute,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2, NonRetryableErrorTypes: []string{ErrTypeModelRejected}},
+		})
+		title = workflow.ExecuteActivity(tctx, ActivityGenerateTitle, c.in.AgentID)
+	}
+	defer func() {
+		if title != nil {
+			if err := title.Get(ctx, nil); err != nil {
+				workflow.GetLogger(ctx).Warn("no title", "error", err)
+			}
+		}
+	}()
 
 	turnCtx, cancel := workflow.WithCancel(ctx)
 	c.cancelTurn = cancel

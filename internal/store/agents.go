@@ -96,3 +96,9 @@ func (s *Store) UpdateAgent(ctx context.Context, id uuid.UUID, user string, name
 		archived_at = CASE WHEN $4::boolean IS NULL THEN a.archived_at WHEN $4 THEN coalesce(a.archived_at, now()) ELSE NULL END,
 		updated_at = now() WHERE a.id = $1 AND `+visibleAgent+` RETURNING `+agentColumns, id, user, name, archived, model))
 }
+
+// SetAgentTitle stores the generated title.
+func (s *Store) SetAgentTitle(ctx context.Context, id uuid.UUID, title string) error {
+	_, err := s.Pool.Exec(ctx, `UPDATE agents SET title = $2, updated_at = now() WHERE id = $1`, id, title)
+	return err
+}
