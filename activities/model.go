@@ -55,6 +55,9 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	if err != nil {
 		return workflows.TurnResult{}, fmt.Errorf("load transcript: %w", err)
 	}
+	if err := a.expandStoredOutputs(ctx, agentID, history); err != nil {
+		return workflows.TurnResult{}, fmt.Errorf("load tool outputs: %w", err)
+	}
 
 	topic := events.AgentTopic(in.AgentID)
 	if info.Attempt > 1 {
@@ -86,13 +89,16 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	var usage openai.Usage
 	calls := &toolCallAssembler{}
 	stopped := false
+	think := newThinking(func(ev events.Event) { a.publish(context.WithoutCancel(ctx), topic, ev) }, msgID.String(), info.Attempt)
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			if ctx.Err() != nil { // the user stopped the turn: keep what arrived
+			// Cancelled by the server (the user stopped the turn): keep what arrived. A worker
+			// shutting down cancels with another cause; that attempt fails and is retried.
+			if ctx.Err() != nil && temporal.IsCanceledError(context.Cause(ctx)) {
 				stopped = true
 				break
 			}
@@ -104,6 +110,12 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 			usage = *chunk.Usage
 		}
 		for _, choice := range chunk.Choices {
+			if choice.Delta.ReasoningContent != "" {
+				think.add(choice.Delta.ReasoningContent)
+			}
+			if choice.Delta.Content != "" || len(choice.Delta.ToolCalls) > 0 {
+				think.end() // reasoning always precedes the answer
+			}
 			if choice.Delta.Content != "" {
 				text.WriteString(choice.Delta.Content)
 				deltas.Add(choice.Delta.Content)
@@ -111,6 +123,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 			calls.add(choice.Delta.ToolCalls)
 		}
 	}
+	think.end()
 	deltas.Close()
 
 	status := "complete"
@@ -122,7 +135,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	saved, err := a.Store.SaveMessage(ctx, store.Message{
 		ID: msgID, AgentID: agentID, Seq: in.Seq, Role: "assistant", Content: text.String(), Status: status,
 		Model: modelRef, PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens,
-		Parts: assistantParts(text.String(), toolCalls),
+		Parts: assistantParts(think.stored(), think.size, text.String(), toolCalls),
 	})
 	if err != nil {
 		return workflows.TurnResult{}, fmt.Errorf("save reply: %w", err)
@@ -176,6 +189,7 @@ type part struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
+	Size      int    `json:"size,omitempty"` // reasoning: original size in bytes before truncation
 }
 
 func parseParts(raw json.RawMessage) []part {
@@ -184,8 +198,11 @@ func parseParts(raw json.RawMessage) []part {
 	return ps
 }
 
-func assistantParts(text string, calls []workflows.ToolCall) json.RawMessage {
+func assistantParts(reasoning string, reasoningSize int, text string, calls []workflows.ToolCall) json.RawMessage {
 	ps := []part{}
+	if reasoningSize > 0 {
+		ps = append(ps, part{Type: "reasoning", Text: reasoning, Size: reasoningSize})
+	}
 	if text != "" {
 		ps = append(ps, part{Type: "text", Text: text})
 	}
@@ -336,4 +353,75 @@ func (p *deltaPublisher) Close() {
 	default:
 	}
 	<-p.done
+}
+
+// maxStoredReasoning bounds the reasoning kept in Postgres; clients get all of it live.
+const maxStoredReasoning = 3 << 10
+
+// thinking streams reasoning deltas between thinking_start and thinking_end and keeps the
+// start of it for storage.
+type thinking struct {
+	publish func(events.Event)
+	msgID   string
+	attempt int32
+	deltas  *deltaPublisher
+	kept    strings.Builder
+	size    int
+	done    bool
+}
+
+func newThinking(publish func(events.Event), msgID string, attempt int32) *thinking {
+	return &thinking{publish: publish, msgID: msgID, attempt: attempt}
+}
+
+func (t *thinking) add(s string) {
+	if t.done {
+		return
+	}
+	if t.deltas == nil {
+		t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%d:think-start", t.msgID, t.attempt), Type: "thinking_start", Fields: map[string]any{"message_id": t.msgID}})
+		t.deltas = newDeltaPublisher(func(text string, n int) {
+			t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%d:t%d", t.msgID, t.attempt, n), Type: "thinking",
+				Fields: map[string]any{"message_id": t.msgID, "delta": text}})
+		})
+	}
+	t.size += len(s)
+	if room := maxStoredReasoning - t.kept.Len(); room > 0 {
+		t.kept.WriteString(truncate(s, room))
+	}
+	t.deltas.Add(s)
+}
+
+// end flushes the reasoning and announces its end (once; no-op without reasoning).
+func (t *thinking) end() {
+	if t.done || t.deltas == nil {
+		return
+	}
+	t.done = true
+	t.deltas.Close()
+	t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%d:think-end", t.msgID, t.attempt), Type: "thinking_end",
+		Fields: map[string]any{"message_id": t.msgID, "size": t.size}})
+}
+
+func (t *thinking) stored() string { return t.kept.String() }
+
+// expandStoredOutputs puts the full text of stored tool outputs up to ModelToolOutput back into
+// the transcript; larger ones stay as their preview (the model sees the size).
+func (a *Activities) expandStoredOutputs(ctx context.Context, agentID uuid.UUID, history []store.Message) error {
+	var ids []string
+	for _, m := range history {
+		if m.Role == "tool" && strings.Contains(string(m.Parts), `"stored":true`) {
+			ids = append(ids, m.ToolCallID)
+		}
+	}
+	full, err := a.Store.ToolOutputs(ctx, agentID, ids, ModelToolOutput)
+	if err != nil {
+		return err
+	}
+	for i := range history {
+		if content, ok := full[history[i].ToolCallID]; ok && history[i].Role == "tool" {
+			history[i].Content = content
+		}
+	}
+	return nil
 }

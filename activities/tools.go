@@ -19,6 +19,19 @@ import (
 // maxLoggedInput bounds the tool input kept in the action log.
 const maxLoggedInput = 4 << 10
 
+// InlineToolOutput is the largest tool output carried through workflow history; larger ones
+// are stored by reference. ModelToolOutput is the largest the model is shown in full; beyond it
+// the model gets the preview and the size.
+const (
+	InlineToolOutput = 8 << 10
+	ModelToolOutput  = 32 << 10
+	previewBytes     = 2 << 10
+)
+
+func preview(content string) string {
+	return truncate(content, previewBytes) + fmt.Sprintf("\n[output truncated: %d bytes in total]", len(content))
+}
+
 // noteNamespace derives a note's ID from its tool call, so a retried call saves it once.
 var noteNamespace = uuid.MustParse("0b7d2c1e-3f4a-4e5b-8c6d-7e8f9a0b1c2d")
 
@@ -40,6 +53,13 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	start := time.Now()
 	content, toolErr := a.runTool(ctx, agentID, in.Call)
 	res := workflows.ToolResult{ToolCallID: in.Call.ID, Name: in.Call.Name, Content: content}
+	if toolErr == nil && len(content) > InlineToolOutput {
+		// Claim check: the full output stays in Postgres; history and events carry a preview.
+		if err := a.Store.SaveToolOutput(ctx, agentID, in.Call.ID, content); err != nil {
+			return workflows.ToolResult{}, fmt.Errorf("store tool output: %w", err)
+		}
+		res.Content, res.Stored, res.Size = preview(content), true, len(content)
+	}
 	if toolErr != nil {
 		res.IsError, res.Content = true, toolErr.Error()
 		a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":error", Type: "tool_error",
@@ -117,7 +137,8 @@ func (a *Activities) SaveToolResults(ctx context.Context, in workflows.ToolResul
 	}
 	msgs := make([]store.Message, len(in.Results))
 	for i, r := range in.Results {
-		parts, _ := json.Marshal([]map[string]any{{"type": "tool_result", "tool_call_id": r.ToolCallID, "name": r.Name, "content": r.Content, "is_error": r.IsError}})
+		parts, _ := json.Marshal([]map[string]any{{"type": "tool_result", "tool_call_id": r.ToolCallID, "name": r.Name, "content": r.Content,
+			"is_error": r.IsError, "stored": r.Stored, "size": r.Size}})
 		status := "complete"
 		if r.IsError {
 			status = "error"

@@ -327,8 +327,8 @@ func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		Summary:             strings.TrimSpace("model reply " + model),
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    30 * time.Second,
-		WaitForCancellation: true, // a stopped reply saves its partial text before the turn ends
+		HeartbeatTimeout:    10 * time.Second, // a crashed worker's attempt is retried after this
+		WaitForCancellation: true,             // a stopped reply saves its partial text before the turn ends
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			MaximumAttempts:        3,

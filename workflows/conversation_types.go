@@ -85,6 +85,9 @@ type ToolResult struct {
 	Content    string `json:"content"`
 	IsError    bool   `json:"is_error"`
 	Rejected   bool   `json:"rejected,omitempty"`
+	// Stored: Content is a preview; the full output (Size bytes) is in Postgres (claim check).
+	Stored bool `json:"stored,omitempty"`
+	Size   int  `json:"size,omitempty"`
 }
 
 // PendingApproval is a call waiting for the user's decision.

@@ -127,6 +127,14 @@ func (s *Stack) serve(ctx context.Context, name string, l net.Listener, h http.H
 	}()
 }
 
+// RestartWorker stops the worker and starts a fresh one, as a crashed and redeployed worker
+// process would be (fault tests).
+func (s *Stack) RestartWorker() error {
+	s.worker.Stop()
+	s.worker = worker.New(s.Deps.Temporal, s.Deps.Config.TaskQueue, s.Deps.Activities())
+	return s.worker.Start()
+}
+
 // Errors reports a component that stopped on its own.
 func (s *Stack) Errors() <-chan error { return s.errs }
 

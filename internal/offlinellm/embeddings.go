@@ -1,6 +1,8 @@
 package offlinellm
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -14,11 +16,12 @@ const EmbeddingDimensions = 256
 // texts sharing words are closer than unrelated ones (enough for search tests and demos).
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Model string          `json:"model"`
-		Input json.RawMessage `json:"input"`
+		Model          string          `json:"model"`
+		Input          json.RawMessage `json:"input"`
+		EncodingFormat string          `json:"encoding_format"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 8<<20)).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "We could not parse the JSON body of your request: "+err.Error())
+		writeError(w, http.StatusBadRequest, "invalid_json", "We could not parse the JSON body of your request: "+err.Error())
 		return
 	}
 	var inputs []string
@@ -26,14 +29,18 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(req.Input, &one); err == nil {
 		inputs = []string{one}
 	} else if err := json.Unmarshal(req.Input, &inputs); err != nil || len(inputs) == 0 {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_input", "'input' must be a string or a non-empty array of strings.")
+		writeError(w, http.StatusBadRequest, "invalid_input", "'input' must be a string or a non-empty array of strings.")
 		return
 	}
 	data := make([]any, len(inputs))
 	chars := 0
 	for i, in := range inputs {
 		chars += len(in)
-		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": Embed(in)}
+		var vec any = Embed(in)
+		if req.EncodingFormat == "base64" {
+			vec = base64Vector(Embed(in))
+		}
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": vec}
 	}
 	model := req.Model
 	if model == "" {
@@ -70,4 +77,13 @@ func Embed(text string) []float32 {
 		out[i] = float32(x / norm)
 	}
 	return out
+}
+
+// base64Vector is OpenAI's encoding_format "base64": little-endian float32s.
+func base64Vector(v []float32) string {
+	raw := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(raw)
 }

@@ -1,64 +1,12 @@
 package offlinellm
 
 import (
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
-
-// wire types: the subset of OpenAI's Chat Completions request the server reads.
-type chatRequest struct {
-	Model         string        `json:"model"`
-	Messages      []chatMessage `json:"messages"`
-	Stream        bool          `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Tools []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	} `json:"tools"`
-	ReasoningEffort string `json:"reasoning_effort"`
-}
-
-type chatMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       string          `json:"name,omitempty"`
-	ToolCallID string          `json:"tool_call_id,omitempty"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	} `json:"tool_calls,omitempty"`
-}
-
-// text returns the message's text: a string, or the text parts of a multi-part content array.
-func (m chatMessage) text() string {
-	var s string
-	if err := json.Unmarshal(m.Content, &s); err == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(m.Content, &parts); err == nil {
-		var b strings.Builder
-		for _, p := range parts {
-			if p.Type == "text" {
-				b.WriteString(p.Text)
-			}
-		}
-		return b.String()
-	}
-	return ""
-}
 
 type toolCall struct {
 	ID        string
@@ -66,7 +14,8 @@ type toolCall struct {
 	Arguments string
 }
 
-// reply is what the model "decides" to answer.
+// reply is what the model "decides" to answer; streaming and non-streaming responses are both
+// rendered from it, so they always carry the same text.
 type reply struct {
 	Reasoning  string
 	Content    string
@@ -75,47 +24,65 @@ type reply struct {
 	FailStatus int
 }
 
+// quoteLimit keeps replies to huge prompts short; the model quotes, it does not echo.
+const quoteLimit = 200
+
 // decide computes the deterministic reply to a request.
 func (s *Server) decide(req *chatRequest) reply {
-	last := req.Messages[len(req.Messages)-1]
+	msgs := req.Messages
+	last := msgs[len(msgs)-1]
+	text := lastUserText(msgs)
 	out := reply{Delay: s.opts.TokenDelay}
-	if last.Role == "tool" {
-		out.Content = fmt.Sprintf("The tool %s returned: %s", toolName(req.Messages, last), truncate(last.text(), 200))
-		return out
-	}
-	text := lastUserText(req.Messages)
 	if req.ReasoningEffort != "" {
-		out.Reasoning = "Thinking about: " + truncate(text, 200) + ". I should answer precisely and say what I am unsure of."
+		out.Reasoning = defaultReasoning(text)
 	}
-	for i := range s.opts.Rules {
-		r := &s.opts.Rules[i]
-		if !r.re.MatchString(text) {
-			continue
-		}
-		if r.TokenDelay != nil {
-			out.Delay = r.TokenDelay.Duration
-		}
-		out.FailStatus = r.FailStatus
-		if r.Reasoning != "" {
-			out.Reasoning = r.expand(r.Reasoning, text)
-		}
-		out.Content = r.expand(r.Reply, text)
-		offered := offeredTools(req)
-		for j, tc := range r.ToolCalls {
-			if !offered[tc.Name] {
-				out.ToolCalls = nil
-				out.Content = fmt.Sprintf("I would call the tool %s, but it is not available in this conversation.", tc.Name)
-				return out
-			}
-			out.ToolCalls = append(out.ToolCalls, toolCall{
-				ID:        fmt.Sprintf("call_%08x%d", hash(text+tc.Name), j),
-				Name:      tc.Name,
-				Arguments: r.expand(tc.Arguments, text),
-			})
-		}
+	switch last.Role {
+	case "tool":
+		// Rules never fire here, so a tool-calling rule cannot loop on its own result.
+		out.Content = toolSummary(msgs)
 		return out
+	case "user":
+		for i := range s.opts.Rules {
+			r := &s.opts.Rules[i]
+			if groups := r.re.FindStringSubmatch(text); groups != nil {
+				return s.applyRule(out, r, groups, text, req)
+			}
+		}
 	}
 	out.Content = defaultReply(text)
+	return out
+}
+
+func (s *Server) applyRule(out reply, r *Rule, groups []string, text string, req *chatRequest) reply {
+	if r.TokenDelay != nil {
+		out.Delay = r.TokenDelay.Duration
+	}
+	if r.FailStatus != 0 {
+		out.FailStatus = r.FailStatus
+		return out
+	}
+	if r.Reasoning != "" {
+		out.Reasoning = expandGroups(r.Reasoning, groups, nil)
+	}
+	out.Content = expandGroups(r.Reply, groups, nil)
+	offered := offeredTools(req)
+	for j, tc := range r.ToolCalls {
+		if !offered[tc.Name] {
+			out.ToolCalls = nil
+			out.Content = fmt.Sprintf("I would call the tool %s, but it is not available in this conversation.", tc.Name)
+			return out
+		}
+		out.ToolCalls = append(out.ToolCalls, toolCall{
+			// The message count makes ids differ when a user repeats a request in one conversation.
+			ID:        fmt.Sprintf("call_%08x%02d", hash(fmt.Sprintf("%d\x00%s\x00%s", len(req.Messages), text, tc.Name)), j),
+			Name:      tc.Name,
+			Arguments: expandGroups(tc.arguments(), groups, jsonEscape),
+		})
+	}
+	if out.Content == "" && len(out.ToolCalls) == 0 {
+		// A rule that only sets reasoning or a delay still gets an answer.
+		out.Content = defaultReply(text)
+	}
 	return out
 }
 
@@ -123,16 +90,26 @@ func (s *Server) decide(req *chatRequest) reply {
 func defaultReply(text string) string {
 	return fmt.Sprintf("You said: %q. This is the offline model of sapagent: it answers deterministically, "+
 		"without a network, so demos and tests behave the same every time. Configure OPENAI_API_KEY and "+
-		"PRIMARY_MODEL to talk to a hosted model; the conversation, approvals and tools work the same way.", text)
+		"PRIMARY_MODEL to talk to a hosted model; the conversation, approvals and tools work the same way.",
+		truncate(text, quoteLimit))
 }
 
-func lastUserText(msgs []chatMessage) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == "user" {
-			return msgs[i].text()
-		}
+func defaultReasoning(text string) string {
+	return "Thinking about: " + truncate(text, quoteLimit) + ". I should answer precisely and say what I am unsure of."
+}
+
+// toolSummary reports every tool result since the assistant's last turn (parallel calls come
+// back as consecutive tool messages), oldest first.
+func toolSummary(msgs []chatMessage) string {
+	start := len(msgs)
+	for start > 0 && msgs[start-1].Role == "tool" {
+		start--
 	}
-	return ""
+	parts := make([]string, 0, len(msgs)-start)
+	for _, m := range msgs[start:] {
+		parts = append(parts, fmt.Sprintf("The tool %s returned: %s", toolName(msgs, m), truncate(m.text(), 200)))
+	}
+	return strings.Join(parts, " ")
 }
 
 // toolName finds the name of the tool whose result `result` is, via the assistant's tool calls.
@@ -142,7 +119,7 @@ func toolName(msgs []chatMessage, result chatMessage) string {
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		for _, c := range msgs[i].ToolCalls {
-			if c.ID == result.ToolCallID {
+			if c.ID == result.ToolCallID && c.Function.Name != "" {
 				return c.Function.Name
 			}
 		}
@@ -153,20 +130,11 @@ func toolName(msgs []chatMessage, result chatMessage) string {
 	return "call"
 }
 
-func offeredTools(req *chatRequest) map[string]bool {
-	out := map[string]bool{}
-	for _, t := range req.Tools {
-		out[t.Function.Name] = true
-	}
-	return out
-}
-
 func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return string(r[:n]) + "…"
+	return string([]rune(s)[:n]) + "…"
 }
 
 func hash(s string) uint32 {

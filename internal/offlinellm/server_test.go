@@ -42,6 +42,7 @@ type collected struct {
 	content   strings.Builder
 	order     []string // "reasoning" / "content" / "tool" transitions
 	calls     map[int]*openai.ToolCall
+	heads     map[int]openai.ToolCall // the first fragment of each call
 	finish    openai.FinishReason
 	usage     *openai.Usage
 }
@@ -53,7 +54,7 @@ func collect(t *testing.T, c *openai.Client, req openai.ChatCompletionRequest) *
 	st, err := c.CreateChatCompletionStream(context.Background(), req)
 	require.NoError(t, err)
 	defer st.Close()
-	out := &collected{calls: map[int]*openai.ToolCall{}}
+	out := &collected{calls: map[int]*openai.ToolCall{}, heads: map[int]openai.ToolCall{}}
 	mark := func(kind string) {
 		if len(out.order) == 0 || out.order[len(out.order)-1] != kind {
 			out.order = append(out.order, kind)
@@ -86,6 +87,7 @@ func collect(t *testing.T, c *openai.Client, req openai.ChatCompletionRequest) *
 				idx := *tc.Index
 				if out.calls[idx] == nil {
 					out.calls[idx] = &openai.ToolCall{}
+					out.heads[idx] = tc
 				}
 				cur := out.calls[idx]
 				if tc.ID != "" {
@@ -143,6 +145,12 @@ func TestToolCallsStreamInFragmentsAndFireOnlyOnUserMessages(t *testing.T) {
 	assert.Equal(t, openai.FinishReasonToolCalls, got.finish)
 	assert.Equal(t, []string{"content", "tool"}, got.order)
 	require.Len(t, got.calls, 1)
+	head := got.heads[0]
+	assert.Equal(t, "sap_read_table", head.Function.Name, "the name arrives in the first fragment")
+	assert.NotEmpty(t, head.ID, "the id arrives in the first fragment")
+	assert.Equal(t, openai.ToolTypeFunction, head.Type)
+	assert.Empty(t, head.Function.Arguments)
+	assert.Greater(t, got.chunks, 4, "arguments arrive in several fragments")
 	call := got.calls[0]
 	assert.Equal(t, "sap_read_table", call.Function.Name)
 	assert.NotEmpty(t, call.ID)
@@ -258,4 +266,23 @@ func TestOnFirstTokenFiresOncePerStream(t *testing.T) {
 	collect(t, c, userRequest("count me"))
 	assert.Equal(t, int32(1), calls.Load())
 	assert.Equal(t, "count me", seen.Load())
+}
+
+func TestEmbeddingsAcceptOneStringAndBase64(t *testing.T) {
+	c := newClient(t, Options{})
+	one, err := c.CreateEmbeddings(context.Background(), openai.EmbeddingRequest{Input: "vendor master", Model: "m"})
+	require.NoError(t, err)
+	require.Len(t, one.Data, 1)
+	assert.Equal(t, Embed("vendor master"), one.Data[0].Embedding)
+	assert.Positive(t, one.Usage.PromptTokens)
+
+	b64, err := c.CreateEmbeddings(context.Background(), openai.EmbeddingRequestStrings{
+		Input: []string{"vendor master"}, Model: "m", EncodingFormat: openai.EmbeddingEncodingFormatBase64})
+	require.NoError(t, err)
+	require.Len(t, b64.Data, 1)
+	assert.Equal(t, Embed("vendor master"), b64.Data[0].Embedding)
+
+	m, err := c.GetModel(context.Background(), "gpt-4o")
+	require.NoError(t, err)
+	assert.Equal(t, "gpt-4o", m.ID, "any model name is accepted")
 }

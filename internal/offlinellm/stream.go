@@ -1,6 +1,7 @@
 package offlinellm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,10 +17,10 @@ type streamPlan struct {
 	lastUser     string
 }
 
-// chunk pieces of OpenAI's streaming format.
+// Pieces of OpenAI's chat.completion.chunk object.
 type deltaFunction struct {
 	Name      string `json:"name,omitempty"`
-	Arguments string `json:"arguments"`
+	Arguments string `json:"arguments"` // present (possibly "") in every fragment, as OpenAI sends it
 }
 
 type deltaToolCall struct {
@@ -55,8 +56,32 @@ type streamChunk struct {
 // like OpenAI's token-sized fragments.
 const toolArgumentFragment = 6
 
-// stream writes the reply as Server-Sent Events: role, reasoning chunks, content chunks, tool
-// call fragments, the finish reason, optional usage, then [DONE].
+// tokenDeltas cuts a reply into the deltas the model "generates": reasoning, then content, then
+// each tool call as a head (id, type, name) followed by argument fragments. There is always at
+// least one, so the finish reason and OnFirstToken have a chunk to go with.
+func tokenDeltas(rep reply, chunkSize int) []delta {
+	var out []delta
+	for _, piece := range split(rep.Reasoning, chunkSize) {
+		out = append(out, delta{ReasoningContent: piece})
+	}
+	for _, piece := range split(rep.Content, chunkSize) {
+		out = append(out, delta{Content: piece})
+	}
+	for i, call := range rep.ToolCalls {
+		head := deltaToolCall{Index: i, ID: call.ID, Type: "function", Function: deltaFunction{Name: call.Name}}
+		out = append(out, delta{ToolCalls: []deltaToolCall{head}})
+		for _, frag := range split(call.Arguments, toolArgumentFragment) {
+			out = append(out, delta{ToolCalls: []deltaToolCall{{Index: i, Function: deltaFunction{Arguments: frag}}}})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, delta{})
+	}
+	return out
+}
+
+// stream writes the reply as Server-Sent Events: a role chunk, the token deltas (the last one
+// carrying the finish reason), optional usage, then [DONE]. It stops as soon as the client goes away.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, p streamPlan) {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -65,69 +90,64 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, p streamPlan) {
 	w.WriteHeader(http.StatusOK)
 
 	ctx := r.Context()
-	first := true
-	send := func(d delta, finish string, token bool) bool {
-		if token && first {
-			first = false
-			if s.opts.OnFirstToken != nil {
-				s.opts.OnFirstToken(p.lastUser, time.Since(p.arrived))
-			}
-		} else if token && p.reply.Delay > 0 {
-			select {
-			case <-ctx.Done():
-				return false
-			case <-time.After(p.reply.Delay):
-			}
-		}
+	chunk := func(d delta, finish string) streamChunk {
 		c := streamChunk{ID: p.id, Object: "chat.completion.chunk", Created: created, Model: p.model,
 			Choices: []streamChoice{{Delta: d}}}
 		if finish != "" {
 			c.Choices[0].FinishReason = &finish
 		}
-		return writeEvent(w, flusher, c) && ctx.Err() == nil
+		return c
 	}
-
-	if !send(delta{Role: "assistant"}, "", false) {
+	if !writeEvent(w, flusher, chunk(delta{Role: "assistant"}, "")) {
 		return
-	}
-	for _, piece := range split(p.reply.Reasoning, s.opts.ChunkSize) {
-		if !send(delta{ReasoningContent: piece}, "", true) {
-			return
-		}
-	}
-	for _, piece := range split(p.reply.Content, s.opts.ChunkSize) {
-		if !send(delta{Content: piece}, "", true) {
-			return
-		}
-	}
-	for i, call := range p.reply.ToolCalls {
-		head := deltaToolCall{Index: i, ID: call.ID, Type: "function", Function: deltaFunction{Name: call.Name}}
-		if !send(delta{ToolCalls: []deltaToolCall{head}}, "", true) {
-			return
-		}
-		for _, frag := range split(call.Arguments, toolArgumentFragment) {
-			if !send(delta{ToolCalls: []deltaToolCall{{Index: i, Function: deltaFunction{Arguments: frag}}}}, "", true) {
-				return
-			}
-		}
 	}
 	finish := "stop"
 	if len(p.reply.ToolCalls) > 0 {
 		finish = "tool_calls"
 	}
-	if !send(delta{}, finish, false) {
-		return
+	deltas := tokenDeltas(p.reply, s.opts.ChunkSize)
+	for i, d := range deltas {
+		if i == 0 {
+			if s.opts.OnFirstToken != nil {
+				s.opts.OnFirstToken(p.lastUser, time.Since(p.arrived))
+			}
+		} else if !pause(ctx, p.reply.Delay) {
+			return
+		}
+		f := ""
+		if i == len(deltas)-1 {
+			f = finish
+		}
+		if !writeEvent(w, flusher, chunk(d, f)) || ctx.Err() != nil {
+			return
+		}
 	}
 	if p.includeUsage {
 		u := p.usage
-		if !writeEvent(w, flusher, streamChunk{ID: p.id, Object: "chat.completion.chunk", Created: created, Model: p.model,
-			Choices: []streamChoice{}, Usage: &u}) {
+		c := chunk(delta{}, "")
+		c.Choices, c.Usage = []streamChoice{}, &u
+		if !writeEvent(w, flusher, c) {
 			return
 		}
 	}
 	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {
 		flusher.Flush()
+	}
+}
+
+// pause waits d between chunks; false means the client went away.
+func pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

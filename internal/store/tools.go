@@ -114,3 +114,33 @@ func (s *Store) ListActions(ctx context.Context, f ActionFilter, after *Cursor, 
 		return a, err
 	})
 }
+
+// SaveToolOutput stores a large tool output (idempotent per call).
+func (s *Store) SaveToolOutput(ctx context.Context, agentID uuid.UUID, toolCallID, content string) error {
+	_, err := s.Pool.Exec(ctx, `INSERT INTO tool_outputs (agent_id, tool_call_id, content, size_bytes) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (agent_id, tool_call_id) DO UPDATE SET content = EXCLUDED.content, size_bytes = EXCLUDED.size_bytes`,
+		agentID, toolCallID, content, len(content))
+	return err
+}
+
+// ToolOutputs loads stored outputs of up to maxBytes each, by tool call ID.
+func (s *Store) ToolOutputs(ctx context.Context, agentID uuid.UUID, toolCallIDs []string, maxBytes int) (map[string]string, error) {
+	out := map[string]string{}
+	if len(toolCallIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT tool_call_id, content FROM tool_outputs
+		WHERE agent_id = $1 AND tool_call_id = ANY($2) AND size_bytes <= $3`, agentID, toolCallIDs, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, content string
+		if err := rows.Scan(&id, &content); err != nil {
+			return nil, err
+		}
+		out[id] = content
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,53 @@
+package integration
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sapagent/sapagent/internal/config"
+	"github.com/sapagent/sapagent/internal/devstack"
+	"github.com/sapagent/sapagent/internal/offlinellm"
+)
+
+func TestLargeToolOutputsStayOutOfWorkflowHistory(t *testing.T) {
+	body := strings.Repeat("Reconcile account 191100 against the GR/IR clearing report. ", 150) // ≈ 9 KB
+	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
+		scriptedTools(c, o)
+		o.OfflineLLM.Rules = append(o.OfflineLLM.Rules, offlinellm.Rule{Name: "big", Match: `^save a big note$`,
+			ToolCalls: []offlinellm.ToolCallRule{{Name: "save_note", Arguments: `{"title":"Big","body":"` + body + `"}`}}})
+	})
+	require.Equal(t, 200, e.do("PUT", "/api/workspaces/"+e.ws+"/tool-policy", map[string]any{"policy": "run_everything"}, nil))
+	agent := e.createAgent("")
+	ws := e.dial(agent.ID, "")
+	ws.next(5 * time.Second)
+	for _, msg := range []string{"save a big note", "save a big note", "list notes"} {
+		require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": msg}, nil))
+		ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
+	}
+	ctx := context.Background()
+	var size int
+	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(ctx, `SELECT size_bytes FROM tool_outputs WHERE agent_id = $1`, agent.ID).Scan(&size))
+	assert.Greater(t, size, 16<<10, "the list of two big notes is stored by reference")
+	msgs := e.messages(agent.ID)
+	last := msgs[len(msgs)-2]
+	require.Equal(t, "tool", last.Role)
+	assert.Contains(t, last.Content, "[output truncated:", "the transcript row holds the preview")
+
+	// No history event carries the full output.
+	iter := e.stack.Deps.Temporal.GetWorkflowHistory(ctx, "agent/"+agent.ID, "", false, 0)
+	largest := 0
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		if n := ev.Size(); n > largest {
+			largest = n
+		}
+	}
+	assert.Less(t, largest, 16<<10, "largest history event: %d bytes", largest)
+}
