@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"strings"
 	"net/http"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ func scriptedTools(_ *config.Config, o *devstack.Options) {
 			{Name: "save_note", Arguments: `{"title":"$1","body":"Reconcile GR/IR account 191100"}`}}},
 		{Name: "list", Match: `^list notes$`, ToolCalls: []offlinellm.ToolCallRule{{Name: "list_notes", Arguments: `{}`}}},
 		{Name: "slow", Match: `^tell me a long story$`, TokenDelay: &offlinellm.Duration{Duration: 200 * time.Millisecond}},
+		{Name: "think", Match: `^think hard$`, Reasoning: strings.Repeat("Weigh the ledger options. ", 200), Reply: "Use ledger 0L."},
 	}
 }
 
@@ -135,4 +137,45 @@ func TestStopKeepsThePartialTextAndGoesIdle(t *testing.T) {
 	require.Equal(t, 200, e.do("POST", "/api/agents/"+agent.ID+"/stop", nil, &res))
 	assert.False(t, res.Stopped, "nothing to stop when idle")
 	recordHistory(t, e.stack.Deps.Temporal, "agent/"+agent.ID, "", "conversation_stop")
+}
+
+func TestReasoningStreamsInFullAndIsStoredTruncated(t *testing.T) {
+	e := startEnv(t, scriptedTools)
+	agent := e.createAgent("")
+	ws := e.dial(agent.ID, "")
+	ws.next(5 * time.Second)
+	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "think hard"}, nil))
+	evs := ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
+	var order []string
+	var thought strings.Builder
+	for _, ev := range evs {
+		switch ev.Type {
+		case "thinking_start", "thinking_end", "stream_end":
+			order = append(order, ev.Type)
+		case "thinking":
+			thought.WriteString(ev.Delta)
+		}
+	}
+	assert.Equal(t, []string{"thinking_start", "thinking_end", "stream_end"}, order)
+	full := strings.Repeat("Weigh the ledger options. ", 200)
+	assert.Equal(t, full, thought.String(), "clients get all of the reasoning")
+
+	msgs := e.messages(agent.ID)
+	require.Len(t, msgs, 2)
+	assert.Equal(t, "Use ledger 0L.", msgs[1].Content)
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+		Size int    `json:"size"`
+	}
+	var raw struct {
+		Data []struct {
+			Parts json.RawMessage `json:"parts"`
+		} `json:"data"`
+	}
+	require.Equal(t, 200, e.do("GET", "/api/agents/"+agent.ID+"/messages", nil, &raw))
+	require.NoError(t, json.Unmarshal(raw.Data[1].Parts, &parts))
+	require.Equal(t, "reasoning", parts[0].Type)
+	assert.Equal(t, len(full), parts[0].Size, "the original size is kept")
+	assert.LessOrEqual(t, len(parts[0].Text), 3<<10+8, "storage keeps about 3 KB")
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/sapagent/sapagent/internal/tools"
 )
@@ -308,4 +310,29 @@ func TestQueueIsBounded(t *testing.T) {
 	require.NoError(t, results[2].err)
 	require.Error(t, results[3].err, "the first runs, two wait, the fourth is refused")
 	assert.Contains(t, results[3].err.Error(), "already waiting")
+}
+
+func TestContinueAsNewWaitsForTheTurnBoundaryAndCarriesQueuedInput(t *testing.T) {
+	f := &loopFakes{steps: []TurnResult{{ToolCalls: []ToolCall{call("c1", tools.SaveNote, finalNote)}}, {}}}
+	env := newLoopEnv(f)
+	env.SetContinueAsNewSuggested(true)
+	var first, second updateResult
+	firstID, secondID := uuid.NewString(), uuid.NewString()
+	send(env, time.Second, firstID, "save it", &first)
+	send(env, 2*time.Second, secondID, "and then this", &second)
+	var ap updateResult
+	approveAt(env, time.Minute, &ap, Decision{ToolCallID: "c1", Approved: true})
+	run(env, ConversationInput{LastSeq: 7})
+
+	require.NoError(t, ap.err, "the approval arrives in the same run: no continue-as-new mid-turn")
+	require.NoError(t, second.err)
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next ConversationInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.Len(t, next.Pending, 1, "the queued message moves to the next run")
+	assert.Equal(t, secondID, next.Pending[0].ID)
+	// user 8, assistant 9, tool result 10, assistant 11
+	assert.Equal(t, int64(11), next.LastSeq)
+	assert.Equal(t, []string{"c1"}, f.ran)
 }

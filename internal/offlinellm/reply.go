@@ -36,6 +36,10 @@ func (s *Server) decide(req *chatRequest) reply {
 	if req.ReasoningEffort != "" {
 		out.Reasoning = defaultReasoning(text)
 	}
+	if asksForTitle(msgs) {
+		out.Content = titleOf(text)
+		return out
+	}
 	switch last.Role {
 	case "tool":
 		// Rules never fire here, so a tool-calling rule cannot loop on its own result.
@@ -141,4 +145,24 @@ func hash(s string) uint32 {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(s))
 	return h.Sum32()
+}
+
+// asksForTitle recognises a title request: a system message that mentions a conversation title.
+// The product's title activity sends one; the offline model answers with the first words.
+func asksForTitle(msgs []chatMessage) bool {
+	for _, m := range msgs {
+		if m.Role == "system" && strings.Contains(strings.ToLower(m.text()), "conversation title") {
+			return true
+		}
+	}
+	return false
+}
+
+// titleOf is the first six words of the user's message.
+func titleOf(text string) string {
+	words := strings.Fields(text)
+	if len(words) > 6 {
+		words = words[:6]
+	}
+	return strings.Join(words, " ")
 }

@@ -286,3 +286,13 @@ func TestEmbeddingsAcceptOneStringAndBase64(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "gpt-4o", m.ID, "any model name is accepted")
 }
+
+func TestTitleRequestsGetTheFirstWords(t *testing.T) {
+	c := newClient(t, Options{})
+	resp, err := c.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: ModelName, Messages: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: "Write a conversation title of at most six words."},
+		{Role: openai.ChatMessageRoleUser, Content: "Which company codes post to the leading ledger 0L today?"},
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, "Which company codes post to the", resp.Choices[0].Message.Content)
+}
