@@ -2,8 +2,8 @@ package integration
 
 import (
 	"encoding/json"
-	"strings"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
