@@ -30,7 +30,7 @@ func run(log *slog.Logger) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var rules []offlinellm.Rule
+	rules := devstack.DemoRules()
 	if path := os.Getenv("OFFLINE_LLM_RULES"); path != "" {
 		if rules, err = offlinellm.LoadRules(path); err != nil {
 			return err
