@@ -122,7 +122,7 @@ func Conversation(ctx workflow.Context, in ConversationInput) error {
 		c.queue = c.queue[1:]
 		c.runTurn(ctx, msg)
 
-		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		if shouldContinueAsNew(ctx) {
 			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 				return err
 			}
@@ -555,4 +555,18 @@ func rootMessage(err error) string {
 		}
 		err = next
 	}
+}
+
+// Continue-as-new happens only between turns, so it starts a little before Temporal's own
+// suggestion (4,096 events / 4 MiB): a turn that begins just under the mark must not carry
+// the run past it.
+const (
+	canEventMargin = 3800
+	canBytesMargin = 3 << 20
+)
+
+func shouldContinueAsNew(ctx workflow.Context) bool {
+	info := workflow.GetInfo(ctx)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= canEventMargin ||
+		info.GetCurrentHistorySize() >= canBytesMargin
 }
