@@ -228,39 +228,56 @@ func (s *Server) sendMessage(c *gin.Context) {
 	if !decodeJSON(c, int64(6*s.MaxMessageBytes+4096), &req) {
 		return
 	}
-	if strings.TrimSpace(req.Content) == "" {
-		badRequest(c, "empty_message", "content is empty")
+	s.respond(c, s.deliver(c.Request.Context(), agent, userOf(c), req))
+}
+
+// outcome is an action's answer, shared by the REST handlers and the WebSocket commands.
+type outcome struct {
+	status int
+	body   any
+}
+
+func failure(status int, code, message string) outcome {
+	return outcome{status, apiError{Error: message, Code: code}}
+}
+
+func (s *Server) respond(c *gin.Context, o outcome) {
+	if o.status == http.StatusTooManyRequests {
+		c.Header("Retry-After", "5")
+	}
+	if o.status >= 400 {
+		c.AbortWithStatusJSON(o.status, o.body)
 		return
 	}
-	if len(req.Content) > s.MaxMessageBytes {
-		badRequest(c, "message_too_large", fmt.Sprintf("content is %d bytes; the limit is %d", len(req.Content), s.MaxMessageBytes))
-		return
-	}
-	if !utf8.ValidString(req.Content) || strings.ContainsRune(req.Content, 0) {
-		badRequest(c, "invalid_message", "content must be valid UTF-8 without NUL characters")
-		return
-	}
-	if agent.ArchivedAt != nil {
-		fail(c, http.StatusConflict, "agent_archived", "this agent is archived; restore it (PATCH archived=false) to continue")
-		return
+	c.JSON(o.status, o.body)
+}
+
+func (s *Server) deliver(ctx context.Context, agent store.Agent, user string, req sendMessageRequest) outcome {
+	switch {
+	case strings.TrimSpace(req.Content) == "":
+		return failure(http.StatusBadRequest, "empty_message", "content is empty")
+	case len(req.Content) > s.MaxMessageBytes:
+		return failure(http.StatusBadRequest, "message_too_large", fmt.Sprintf("content is %d bytes; the limit is %d", len(req.Content), s.MaxMessageBytes))
+	case !utf8.ValidString(req.Content) || strings.ContainsRune(req.Content, 0):
+		return failure(http.StatusBadRequest, "invalid_message", "content must be valid UTF-8 without NUL characters")
+	case agent.ArchivedAt != nil:
+		return failure(http.StatusConflict, "agent_archived", "this agent is archived; restore it (PATCH archived=false) to continue")
 	}
 	msgID := uuid.New()
 	if req.ClientMessageID != "" {
 		id, err := uuid.Parse(req.ClientMessageID)
 		if err != nil {
-			badRequest(c, "invalid_id", "client_message_id is not a UUID")
-			return
+			return failure(http.StatusBadRequest, "invalid_id", "client_message_id is not a UUID")
 		}
 		msgID = id
 	}
-	ctx := c.Request.Context()
 	start := s.Temporal.NewWithStartWorkflowOperation(s.conversationStart(agent), workflows.ConversationWorkflowName, s.conversationInput(agent))
 	handle, err := s.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
 			UpdateID:     msgID.String(),
 			UpdateName:   workflows.UpdateSendMessage,
-			Args:         []any{workflows.UserMessage{ID: msgID.String(), Content: req.Content, UserID: userOf(c)}},
+			Args:         []any{workflows.UserMessage{ID: msgID.String(), Content: req.Content, UserID: user}},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
 	})
@@ -269,10 +286,9 @@ func (s *Server) sendMessage(c *gin.Context) {
 		err = handle.Get(ctx, &res)
 	}
 	if err != nil {
-		s.updateFailed(c, err, "deliver message")
-		return
+		return s.updateOutcome(err, "deliver message")
 	}
-	c.JSON(http.StatusAccepted, gin.H{"message_id": res.MessageID, "agent_id": agent.ID, "queued": res.Queued})
+	return outcome{http.StatusAccepted, gin.H{"message_id": res.MessageID, "agent_id": agent.ID, "queued": res.Queued}}
 }
 
 // listMessages returns the transcript in seq order, a page at a time.
@@ -302,30 +318,27 @@ func (s *Server) listMessages(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"data": msgs, "next_cursor": next, "has_more": hasMore})
 }
 
-// updateFailed maps an update's failure: validator refusals carry a type that says which status.
-func (s *Server) updateFailed(c *gin.Context, err error, what string) {
+// updateOutcome maps an update's failure: validator refusals carry a type that says which status.
+func (s *Server) updateOutcome(err error, what string) outcome {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
 		case workflows.ErrTypeQueueFull:
-			c.Header("Retry-After", "5")
-			fail(c, http.StatusTooManyRequests, "queue_full", appErr.Message())
+			return failure(http.StatusTooManyRequests, "queue_full", appErr.Message())
 		case workflows.ErrTypeUnknownToolCall:
-			fail(c, http.StatusNotFound, "not_found", appErr.Message())
+			return failure(http.StatusNotFound, "not_found", appErr.Message())
 		case workflows.ErrTypeAlreadyDecided:
-			fail(c, http.StatusConflict, "already_decided", appErr.Message())
+			return failure(http.StatusConflict, "already_decided", appErr.Message())
 		default:
-			badRequest(c, "invalid_request", appErr.Message())
+			return failure(http.StatusBadRequest, "invalid_request", appErr.Message())
 		}
-		return
 	}
 	var notFoundErr *serviceerror.NotFound
 	if errors.As(err, &notFoundErr) {
-		fail(c, http.StatusConflict, "not_running", "the conversation is not running (nothing to approve or stop)")
-		return
+		return failure(http.StatusConflict, "not_running", "the conversation is not running (nothing to approve or stop)")
 	}
-	s.Log.Error(what, "path", c.FullPath(), "error", err)
-	unavailable(c, "the workflow service")
+	s.Log.Error(what, "error", err)
+	return failure(http.StatusServiceUnavailable, "unavailable", "the workflow service is unavailable, try again shortly")
 }
 
 type approveRequest struct {
@@ -342,23 +355,23 @@ func (s *Server) approveCalls(c *gin.Context) {
 	if !decodeJSON(c, 64<<10, &req) {
 		return
 	}
+	s.respond(c, s.decide(c.Request.Context(), agent, req))
+}
+
+func (s *Server) decide(ctx context.Context, agent store.Agent, req approveRequest) outcome {
 	if len(req.Decisions) == 0 || len(req.Decisions) > 100 {
-		badRequest(c, "missing_field", "decisions must list 1 to 100 {tool_call_id, approved, reason?}")
-		return
+		return failure(http.StatusBadRequest, "missing_field", "decisions must list 1 to 100 {tool_call_id, approved, reason?}")
 	}
 	for _, d := range req.Decisions {
 		if d.ToolCallID == "" || len(d.ToolCallID) > 200 || len(d.Reason) > 1000 {
-			badRequest(c, "invalid_field", "each decision needs a tool_call_id (and a reason of at most 1000 bytes)")
-			return
+			return failure(http.StatusBadRequest, "invalid_field", "each decision needs a tool_call_id (and a reason of at most 1000 bytes)")
 		}
 	}
 	var res workflows.ApproveResult
-	err := s.update(c, agent, workflows.UpdateApprove, workflows.ApproveRequest{Decisions: req.Decisions}, &res)
-	if err != nil {
-		s.updateFailed(c, err, "approve")
-		return
+	if err := s.update(ctx, agent, workflows.UpdateApprove, workflows.ApproveRequest{Decisions: req.Decisions}, &res); err != nil {
+		return s.updateOutcome(err, "approve")
 	}
-	c.JSON(http.StatusOK, res)
+	return outcome{http.StatusOK, res}
 }
 
 // stopTurn stops the running turn: model and tool calls are cancelled, partial text is kept.
@@ -367,30 +380,32 @@ func (s *Server) stopTurn(c *gin.Context) {
 	if !ok {
 		return
 	}
+	s.respond(c, s.stop(c.Request.Context(), agent))
+}
+
+func (s *Server) stop(ctx context.Context, agent store.Agent) outcome {
 	var res workflows.StopResult
-	if err := s.update(c, agent, workflows.UpdateStop, nil, &res); err != nil {
+	if err := s.update(ctx, agent, workflows.UpdateStop, nil, &res); err != nil {
 		var notFoundErr *serviceerror.NotFound
 		if errors.As(err, &notFoundErr) { // no running conversation: nothing to stop
-			c.JSON(http.StatusOK, workflows.StopResult{})
-			return
+			return outcome{http.StatusOK, workflows.StopResult{}}
 		}
-		s.updateFailed(c, err, "stop")
-		return
+		return s.updateOutcome(err, "stop")
 	}
-	c.JSON(http.StatusOK, res)
+	return outcome{http.StatusOK, res}
 }
 
 // update sends an update to the agent's running conversation and waits for its result.
-func (s *Server) update(c *gin.Context, agent store.Agent, name string, arg any, out any) error {
+func (s *Server) update(ctx context.Context, agent store.Agent, name string, arg any, out any) error {
 	opts := client.UpdateWorkflowOptions{
 		WorkflowID: workflows.ConversationWorkflowID(agent.ID.String()), UpdateName: name, WaitForStage: client.WorkflowUpdateStageCompleted,
 	}
 	if arg != nil {
 		opts.Args = []any{arg}
 	}
-	h, err := s.Temporal.UpdateWorkflow(c.Request.Context(), opts)
+	h, err := s.Temporal.UpdateWorkflow(ctx, opts)
 	if err != nil {
 		return err
 	}
-	return h.Get(c.Request.Context(), out)
+	return h.Get(ctx, out)
 }

@@ -1,11 +1,13 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
@@ -110,4 +112,15 @@ func (s *Server) originAllowed(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// allowMutation is the rate limit for mutations that do not arrive as HTTP requests
+// (WebSocket commands); it fails open like the middleware.
+func (s *Server) allowMutation(ctx context.Context, user string) (bool, time.Duration) {
+	res, err := s.Limiter.Allow(ctx, s.RedisPrefix+"ratelimit:"+user, redis_rate.PerMinute(s.RateLimitPerMinute))
+	if err != nil {
+		s.Log.Warn("rate limiter unavailable, allowing command", "error", err)
+		return true, 0
+	}
+	return res.Allowed > 0, res.RetryAfter
 }

@@ -91,6 +91,7 @@ var routeDocs = []routeDoc{
 	{Method: "POST", Path: "/api/agents/{id}/stop", Summary: "Stop the running turn (partial text is kept)", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/actions", Summary: "Action log of the agent", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/messages", Summary: "Transcript in seq order (?cursor=&limit=)", Status: 200},
+	{Method: "GET", Path: "/api/agents/{id}/events", Summary: "Server-Sent Events twin of /ws (resume with Last-Event-ID or ?after=)", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/ws", Summary: "WebSocket of the agent's events (docs/events.md); token via subprotocol 'bearer, <jwt>' or ?access_token=", Status: 101},
 }
 

@@ -23,6 +23,7 @@ import (
 type Server struct {
 	Store           *store.Store
 	Bus             *events.Bus
+	Hub             *events.Hub // this process's shared subscriptions
 	Temporal        client.Client
 	TaskQueue       string
 	MaxMessageBytes int
@@ -113,6 +114,7 @@ func (s *Server) Router() *gin.Engine {
 	a.GET("/agents/:id/actions", s.listAgentActions)
 	a.GET("/agents/:id/messages", s.listMessages)
 	a.GET("/agents/:id/ws", s.agentSocket)
+	a.GET("/agents/:id/events", s.agentEvents)
 	return r
 }
 

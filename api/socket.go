@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -20,6 +21,14 @@ const (
 	socketPingEvery    = 25 * time.Second
 	socketPongWait     = 60 * time.Second
 	initMessageLimit   = 500
+	// clientBuffer is how many events may wait for one slow client before it is cut off.
+	clientBuffer = 512
+)
+
+// Close codes (docs/events.md).
+const (
+	CloseSlowConsumer = 4008 // the client fell behind; reconnect with after=<seq>
+	CloseResync       = 4009 // the server lost events it cannot replay; reconnect without after
 )
 
 var upgrader = websocket.Upgrader{
@@ -34,52 +43,90 @@ var upgrader = websocket.Upgrader{
 
 var socketBufferPool sync.Pool
 
-// agentSocket relays an agent's events over a WebSocket. Everything that can fail with a
-// status code (bad id, unknown agent, Redis down) fails before the upgrade.
-//
-// Without ?after the client first gets init (snapshot from Postgres, with the event seq it
-// reflects); with ?after=<seq> it gets the logged events after that seq. Then live events,
-// each once, in seq order; a gap in the live stream is filled from the log.
-func (s *Server) agentSocket(c *gin.Context) {
+// sink is where a relay writes: a WebSocket or an SSE response.
+type sink interface {
+	send(seq int64, raw []byte) error
+	ping() error
+	close(code int, reason string)
+}
+
+// streamStart validates everything that can fail with a status before the upgrade: origin,
+// agent, cursor; then it subscribes, so nothing published from here on is missed.
+func (s *Server) streamStart(c *gin.Context, after string) (store.Agent, int64, *events.Listener, bool) {
 	if !s.originAllowed(c.Request) {
 		fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
-		return
+		return store.Agent{}, 0, nil, false
 	}
 	agent, ok := s.loadAgent(c)
 	if !ok {
-		return
+		return agent, 0, nil, false
 	}
-	after := int64(-1)
-	if v := c.Query("after"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
+	cursor := int64(-1)
+	if after != "" {
+		n, err := strconv.ParseInt(after, 10, 64)
 		if err != nil || n < 0 {
 			badRequest(c, "invalid_cursor", "after must be a non-negative event seq")
-			return
+			return agent, 0, nil, false
 		}
-		after = n
+		cursor = n
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request.Context()))
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 	defer cancel()
-	topic := events.AgentTopic(agent.ID.String())
-	// Subscribe before reading the snapshot or the log, so nothing published in between is lost.
-	sub, err := s.Bus.Subscribe(ctx, topic)
+	l, err := s.Hub.Subscribe(ctx, events.AgentTopic(agent.ID.String()), clientBuffer)
 	if err != nil {
 		s.Log.Warn("subscribe", "error", err)
 		unavailable(c, "the event stream")
+		return agent, 0, nil, false
+	}
+	return agent, cursor, l, true
+}
+
+// agentSocket relays an agent's events over a WebSocket; clients may also send commands.
+func (s *Server) agentSocket(c *gin.Context) {
+	agent, after, l, ok := s.streamStart(c, c.Query("after"))
+	if !ok {
 		return
 	}
-	defer sub.Close()
-
+	defer s.Hub.Unsubscribe(l)
 	conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
 	if err != nil {
 		return // the upgrader has written the HTTP error
 	}
 	defer conn.Close()
-	go s.readSocket(conn, cancel)
+	ws := &wsSink{conn: conn}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request.Context()))
+	defer cancel()
+	go s.readCommands(ctx, cancel, ws, agent, userOf(c))
+	s.relay(ctx, agent, after, l, ws)
+}
 
-	last, err := s.socketStart(ctx, conn, agent, topic, after)
+// agentEvents is the SSE twin of agentSocket (resume with Last-Event-ID or ?after=).
+func (s *Server) agentEvents(c *gin.Context) {
+	after := c.GetHeader("Last-Event-ID")
+	if after == "" {
+		after = c.Query("after")
+	}
+	agent, cursor, l, ok := s.streamStart(c, after)
+	if !ok {
+		return
+	}
+	defer s.Hub.Unsubscribe(l)
+	w := c.Writer
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	w.Flush()
+	s.relay(c.Request.Context(), agent, cursor, l, &sseSink{w: w})
+}
+
+// relay sends init (or the backlog after `after`), then live events, each once and in seq
+// order; gaps in the live stream are filled from the log.
+func (s *Server) relay(ctx context.Context, agent store.Agent, after int64, l *events.Listener, out sink) {
+	topic := events.AgentTopic(agent.ID.String())
+	last, err := s.streamHead(ctx, agent, topic, after, out)
 	if err != nil {
-		s.closeSocket(conn, websocket.CloseInternalServerErr, "could not load the conversation")
+		out.close(websocket.CloseInternalServerErr, "could not load the conversation")
 		return
 	}
 	ping := time.NewTicker(socketPingEvery)
@@ -89,27 +136,31 @@ func (s *Server) agentSocket(c *gin.Context) {
 		case <-ctx.Done():
 			return
 		case <-ping.C:
-			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(socketWriteTimeout)); err != nil {
+			if out.ping() != nil {
 				return
 			}
-		case ev, open := <-sub.C:
-			if !open {
-				s.closeSocket(conn, websocket.CloseTryAgainLater, "event stream interrupted; reconnect with after="+strconv.FormatInt(last, 10))
+		case <-l.Overflow:
+			out.close(CloseSlowConsumer, "too slow; reconnect with after="+strconv.FormatInt(last, 10))
+			return
+		case <-l.Resync:
+			if last, err = s.replay(ctx, topic, last, out); err != nil {
+				out.close(CloseResync, "events were lost; reconnect without after for a fresh init")
 				return
 			}
+		case ev := <-l.C:
 			if ev.Seq <= last {
 				continue
 			}
 			if ev.Seq > last+1 {
-				// Pub/sub dropped something: fill the gap from the log.
-				if last, err = s.replay(ctx, conn, topic, last); err != nil {
+				if last, err = s.replay(ctx, topic, last, out); err != nil {
+					out.close(CloseResync, "events were lost; reconnect without after for a fresh init")
 					return
 				}
 				if ev.Seq <= last {
 					continue
 				}
 			}
-			if err := writeRaw(conn, ev.JSON); err != nil {
+			if out.send(ev.Seq, ev.JSON) != nil {
 				return
 			}
 			last = ev.Seq
@@ -117,32 +168,27 @@ func (s *Server) agentSocket(c *gin.Context) {
 	}
 }
 
-// socketStart sends init or the backlog after `after`, returning the last seq sent.
-func (s *Server) socketStart(ctx context.Context, conn *websocket.Conn, agent store.Agent, topic string, after int64) (int64, error) {
+// streamHead sends init, or the backlog after `after` (init again when the log was trimmed).
+func (s *Server) streamHead(ctx context.Context, agent store.Agent, topic string, after int64, out sink) (int64, error) {
 	if after >= 0 {
-		last, err := s.replay(ctx, conn, topic, after)
-		if err == nil || err != errLogTrimmed {
+		last, err := s.replay(ctx, topic, after, out)
+		if err != errLogTrimmed {
 			return last, err
 		}
-		// The log no longer reaches back to `after`: resynchronise with a fresh snapshot.
 	}
 	seq, err := s.Bus.LastSeq(ctx, topic)
 	if err != nil {
 		return 0, err
 	}
-	msgs, err := s.Store.ListMessages(ctx, agent.ID, 0, initMessageLimit)
+	init, err := s.snapshot(ctx, agent, topic, seq)
 	if err != nil {
 		return 0, err
 	}
-	fresh, err := s.Store.GetAgent(ctx, agent.ID)
+	raw, err := json.Marshal(init)
 	if err != nil {
 		return 0, err
 	}
-	init, err := json.Marshal(gin.H{"type": "init", "seq": seq, "agent": fresh, "status": fresh.Status, "messages": msgs})
-	if err != nil {
-		return 0, err
-	}
-	return seq, writeRaw(conn, init)
+	return seq, out.send(seq, raw)
 }
 
 type relayError string
@@ -152,7 +198,7 @@ func (e relayError) Error() string { return string(e) }
 const errLogTrimmed = relayError("event log trimmed")
 
 // replay writes the logged events after `after` and returns the last seq written.
-func (s *Server) replay(ctx context.Context, conn *websocket.Conn, topic string, after int64) (int64, error) {
+func (s *Server) replay(ctx context.Context, topic string, after int64, out sink) (int64, error) {
 	backlog, complete, err := s.Bus.Since(ctx, topic, after)
 	if err != nil {
 		return after, err
@@ -161,7 +207,7 @@ func (s *Server) replay(ctx context.Context, conn *websocket.Conn, topic string,
 		return after, errLogTrimmed
 	}
 	for _, ev := range backlog {
-		if err := writeRaw(conn, ev.JSON); err != nil {
+		if err := out.send(ev.Seq, ev.JSON); err != nil {
 			return after, err
 		}
 		after = ev.Seq
@@ -169,25 +215,52 @@ func (s *Server) replay(ctx context.Context, conn *websocket.Conn, topic string,
 	return after, nil
 }
 
-// readSocket consumes client frames (pongs, close) and cancels the relay when the client goes.
-func (s *Server) readSocket(conn *websocket.Conn, cancel context.CancelFunc) {
-	defer cancel()
-	conn.SetReadLimit(64 << 10)
-	_ = conn.SetReadDeadline(time.Now().Add(socketPongWait))
-	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(socketPongWait)) })
-	for {
-		if _, _, err := conn.ReadMessage(); err != nil {
-			return
-		}
-		_ = conn.SetReadDeadline(time.Now().Add(socketPongWait))
+// wsSink writes to a WebSocket; commands answered by the reader share its lock.
+type wsSink struct {
+	mu   sync.Mutex
+	conn *websocket.Conn
+}
+
+func (w *wsSink) send(_ int64, raw []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = w.conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
+	return w.conn.WriteMessage(websocket.TextMessage, raw)
+}
+
+func (w *wsSink) ping() error {
+	return w.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(socketWriteTimeout))
+}
+
+func (w *wsSink) close(code int, reason string) {
+	_ = w.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+}
+
+// sseSink writes Server-Sent Events: id is the seq, event the type.
+type sseSink struct{ w gin.ResponseWriter }
+
+func (s *sseSink) send(seq int64, raw []byte) error {
+	var head struct {
+		Type string `json:"type"`
 	}
+	_ = json.Unmarshal(raw, &head)
+	if _, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", seq, head.Type, raw); err != nil {
+		return err
+	}
+	s.w.Flush()
+	return nil
 }
 
-func (s *Server) closeSocket(conn *websocket.Conn, code int, reason string) {
-	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+func (s *sseSink) ping() error {
+	if _, err := fmt.Fprint(s.w, ": ping\n\n"); err != nil {
+		return err
+	}
+	s.w.Flush()
+	return nil
 }
 
-func writeRaw(conn *websocket.Conn, raw []byte) error {
-	_ = conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
-	return conn.WriteMessage(websocket.TextMessage, raw)
+func (s *sseSink) close(code int, reason string) {
+	raw, _ := json.Marshal(gin.H{"type": "error", "error": reason, "close_code": code})
+	_, _ = fmt.Fprintf(s.w, "event: error\ndata: %s\n\n", raw)
+	s.w.Flush()
 }

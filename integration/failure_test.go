@@ -56,6 +56,8 @@ func TestHealthIs503WhenRedisIsDown(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer dead.Close()
 	srv.Bus = events.New(dead, events.Options{Prefix: e.cfg.RedisPrefix})
+	srv.Hub = srv.Bus.NewHub()
+	defer srv.Hub.Close()
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/api/health", nil)
 	srv.Router().ServeHTTP(rec, req)

@@ -36,6 +36,7 @@ type Deps struct {
 	Redis    *redis.Client
 	Bus      *events.Bus
 	Temporal client.Client
+	hub      *events.Hub
 }
 
 // Open connects to Postgres, Redis and Temporal; on failure it closes what it opened.
@@ -73,6 +74,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, erro
 
 // Close closes every connection that was opened.
 func (d *Deps) Close() {
+	if d.hub != nil {
+		_ = d.hub.Close()
+	}
 	if d.Temporal != nil {
 		d.Temporal.Close()
 	}
@@ -100,12 +104,20 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		return nil, err
 	}
 	return &api.Server{
-		Store: d.Store, Bus: d.Bus, Temporal: d.Temporal, TaskQueue: c.TaskQueue,
+		Store: d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
 		Auth: verifier, Limiter: redis_rate.NewLimiter(d.Redis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
 		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
 	}, nil
+}
+
+// Hub returns the process's shared event subscriptions (created on first use, closed with Deps).
+func (d *Deps) Hub() *events.Hub {
+	if d.hub == nil {
+		d.hub = d.Bus.NewHub()
+	}
+	return d.hub
 }
 
 // Keyring opens SECRETS_KEY (and SECRETS_OLD_KEYS).

@@ -1,0 +1,72 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/gorilla/websocket"
+
+	"github.com/sapagent/sapagent/internal/store"
+)
+
+// command is what a client may send over the WebSocket: {"type": "message"|"approve"|"stop",
+// "request_id": "..."} plus the fields of the matching REST body.
+type command struct {
+	Type      string `json:"type"`
+	RequestID string `json:"request_id"`
+	sendMessageRequest
+	approveRequest
+}
+
+// readCommands reads client frames (commands, pongs, close) until the client goes; each
+// command is answered with {"type":"ack"|"command_error", "request_id", ...}.
+func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws *wsSink, agent store.Agent, user string) {
+	defer cancel()
+	conn := ws.conn
+	conn.SetReadLimit(int64(6*s.MaxMessageBytes + 4096))
+	_ = conn.SetReadDeadline(time.Now().Add(socketPongWait))
+	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(socketPongWait)) })
+	for {
+		kind, raw, err := conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(socketPongWait))
+		if kind != websocket.TextMessage {
+			continue
+		}
+		var cmd command
+		var o outcome
+		switch {
+		case json.Unmarshal(raw, &cmd) != nil:
+			o = failure(http.StatusBadRequest, "invalid_json", "command is not a JSON object")
+		case cmd.Type == "message":
+			o = s.commandAllowed(ctx, user, func() outcome { return s.deliver(ctx, agent, user, cmd.sendMessageRequest) })
+		case cmd.Type == "approve":
+			o = s.commandAllowed(ctx, user, func() outcome { return s.decide(ctx, agent, cmd.approveRequest) })
+		case cmd.Type == "stop":
+			o = s.commandAllowed(ctx, user, func() outcome { return s.stop(ctx, agent) })
+		default:
+			o = failure(http.StatusBadRequest, "unknown_command", "type must be message, approve or stop")
+		}
+		reply := gin.H{"type": "ack", "request_id": cmd.RequestID, "command": cmd.Type, "status": o.status, "result": o.body}
+		if o.status >= 400 {
+			reply["type"] = "command_error"
+		}
+		out, _ := json.Marshal(reply)
+		if ws.send(0, out) != nil {
+			return
+		}
+	}
+}
+
+// commandAllowed applies the same per-user rate limit as the REST mutations.
+func (s *Server) commandAllowed(ctx context.Context, user string, run func() outcome) outcome {
+	if ok, retry := s.allowMutation(ctx, user); !ok {
+		return failure(http.StatusTooManyRequests, "rate_limited", "too many changes; retry after "+retry.String())
+	}
+	return run()
+}

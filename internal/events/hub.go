@@ -1,0 +1,175 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Hub gives one API process a single Redis subscription per topic that has local clients,
+// reference-counted, and fans each event out to those clients without letting any of them
+// slow the others: a listener whose buffer is full is marked overflowed and dropped.
+type Hub struct {
+	bus *Bus
+	ps  *redis.PubSub
+
+	mu        sync.Mutex
+	listeners map[string]map[*Listener]struct{} // by Redis channel
+	confirm   map[string][]chan struct{}        // subscriptions waiting for Redis' confirmation
+	closed    bool
+}
+
+// Listener is one local client's view of a topic.
+type Listener struct {
+	C        chan Raw      // live events, in publish order
+	Overflow chan struct{} // closed when the client fell too far behind (C was full)
+	Resync   chan struct{} // signalled when the Redis subscription was re-established: check the log for a gap
+	channel  string
+	once     sync.Once
+}
+
+// NewHub starts the hub's subscription loop; Close stops it.
+func (b *Bus) NewHub() *Hub {
+	h := &Hub{bus: b, ps: b.rdb.Subscribe(context.Background()), listeners: map[string]map[*Listener]struct{}{}, confirm: map[string][]chan struct{}{}}
+	go h.run()
+	return h
+}
+
+func (h *Hub) run() {
+	for msg := range h.ps.ChannelWithSubscriptions(redis.WithChannelSize(4096)) {
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind != "subscribe" {
+				continue
+			}
+			h.mu.Lock()
+			waiting := h.confirm[m.Channel]
+			delete(h.confirm, m.Channel)
+			if len(waiting) == 0 {
+				// Not asked for now: go-redis re-subscribed after a reconnect, and events
+				// published meanwhile were lost. Listeners fill the gap from the log.
+				for l := range h.listeners[m.Channel] {
+					select {
+					case l.Resync <- struct{}{}:
+					default:
+					}
+				}
+			}
+			h.mu.Unlock()
+			for _, c := range waiting {
+				close(c)
+			}
+		case *redis.Message:
+			seq, err := PeekSeq([]byte(m.Payload))
+			if err != nil {
+				continue
+			}
+			raw := Raw{Seq: seq, JSON: []byte(m.Payload)}
+			h.mu.Lock()
+			for l := range h.listeners[m.Channel] {
+				select {
+				case l.C <- raw:
+				default:
+					l.once.Do(func() { close(l.Overflow) })
+				}
+			}
+			h.mu.Unlock()
+		}
+	}
+}
+
+// Subscribe adds a listener with a buffer of size events. It returns once Redis confirmed the
+// topic's subscription, so every event published afterwards reaches the listener (or its
+// overflow), and the caller may read the log without missing anything in between.
+func (h *Hub) Subscribe(ctx context.Context, topic string, size int) (*Listener, error) {
+	_, _, channel, _ := h.bus.keys(topic)
+	l := &Listener{C: make(chan Raw, size), Overflow: make(chan struct{}), Resync: make(chan struct{}, 1), channel: channel}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, errors.New("events: hub closed")
+	}
+	set, active := h.listeners[channel]
+	if !active {
+		set = map[*Listener]struct{}{}
+		h.listeners[channel] = set
+	}
+	set[l] = struct{}{}
+	var wait chan struct{}
+	if !active || len(h.confirm[channel]) > 0 {
+		wait = make(chan struct{})
+		h.confirm[channel] = append(h.confirm[channel], wait)
+	}
+	h.mu.Unlock()
+	if wait == nil {
+		return l, nil
+	}
+	if !active {
+		if err := h.ps.Subscribe(ctx, channel); err != nil {
+			h.Unsubscribe(l)
+			return nil, fmt.Errorf("events: subscribe: %w", err)
+		}
+	}
+	select {
+	case <-wait:
+		return l, nil
+	case <-ctx.Done():
+		h.Unsubscribe(l)
+		return nil, fmt.Errorf("events: subscribe: %w", ctx.Err())
+	}
+}
+
+// Unsubscribe removes a listener; the topic's Redis subscription ends with its last listener.
+func (h *Hub) Unsubscribe(l *Listener) {
+	h.mu.Lock()
+	set := h.listeners[l.channel]
+	delete(set, l)
+	last := len(set) == 0 && set != nil
+	if last {
+		delete(h.listeners, l.channel)
+	}
+	h.mu.Unlock()
+	if last {
+		_ = h.ps.Unsubscribe(context.Background(), l.channel)
+	}
+}
+
+// Topics is the number of topics with local listeners (one Redis subscription each).
+func (h *Hub) Topics() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.listeners)
+}
+
+// Close ends the subscription loop.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	return h.ps.Close()
+}
+
+// Tail returns up to n of the newest logged events of a topic, oldest first.
+func (b *Bus) Tail(ctx context.Context, topic string, n int64) ([]Raw, error) {
+	_, logKey, _, _ := b.keys(topic)
+	entries, err := b.rdb.XRevRangeN(ctx, logKey, "+", "-", n).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Raw, len(entries))
+	for i, e := range entries {
+		seq, err := streamSeq(e.ID)
+		if err != nil {
+			return nil, err
+		}
+		s, _ := e.Values["e"].(string)
+		out[len(entries)-1-i] = Raw{Seq: seq, JSON: []byte(s)}
+	}
+	return out, nil
+}
+
+// WorkspaceTopic names a workspace's topic (sync progress and other workspace-wide events).
+func WorkspaceTopic(workspaceID string) string { return "workspace:" + workspaceID }
