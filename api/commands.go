@@ -52,7 +52,7 @@ func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws
 		default:
 			o = failure(http.StatusBadRequest, "unknown_command", "type must be message, approve or stop")
 		}
-		reply := gin.H{"type": "ack", "request_id": cmd.RequestID, "command": cmd.Type, "status": o.status, "result": o.body}
+		reply := gin.H{"type": "ack", "request_id": cmd.RequestID, "command": cmd.Type, "http_status": o.status, "result": o.body}
 		if o.status >= 400 {
 			reply["type"] = "command_error"
 		}

@@ -247,6 +247,7 @@ func (s *socket) next(timeout time.Duration) event {
 	require.NoError(s.t, s.conn.SetReadDeadline(time.Now().Add(timeout)))
 	_, raw, err := s.conn.ReadMessage()
 	require.NoError(s.t, err)
+	validateEvent(s.t, raw)
 	var ev event
 	require.NoError(s.t, json.Unmarshal(raw, &ev), "event: %s", raw)
 	ev.Raw = raw

@@ -8,3 +8,8 @@ import "embed"
 //
 //go:embed migrations/*.sql
 var Migrations embed.FS
+
+// EventsSchema is the JSON schema of every frame on the event stream (docs/events.md).
+//
+//go:embed events.schema.json
+var EventsSchema []byte
