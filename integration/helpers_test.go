@@ -24,3 +24,11 @@ func listRequest(e *env, query string) *workflowservice.ListWorkflowExecutionsRe
 }
 
 func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+func peekSeq(raw []byte) (int64, error) {
+	var v struct {
+		Seq int64 `json:"seq"`
+	}
+	err := json.Unmarshal(raw, &v)
+	return v.Seq, err
+}

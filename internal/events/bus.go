@@ -130,14 +130,13 @@ func (b *Bus) Since(ctx context.Context, topic string, after int64) ([]Raw, bool
 		s, _ := e.Values["e"].(string)
 		out = append(out, Raw{Seq: seq, JSON: []byte(s)})
 	}
-	complete := len(out) == 0 || out[0].Seq == after+1
-	if len(out) == 0 {
-		last, err := b.LastSeq(ctx, topic)
-		if err != nil {
-			return nil, false, err
-		}
-		complete = last <= after
+	last, err := b.LastSeq(ctx, topic)
+	if err != nil {
+		return nil, false, err
 	}
+	// Incomplete when events after `after` were trimmed, and when the topic's counter is behind
+	// the client (Redis lost its data and restarted numbering): both need a fresh snapshot.
+	complete := last >= after && (len(out) == 0 || out[0].Seq == after+1)
 	return out, complete, nil
 }
 

@@ -120,3 +120,19 @@ func mustField(t *testing.T, raw []byte, field string) string {
 	require.NoError(t, json.Unmarshal(raw, &body))
 	return string(body[field])
 }
+
+func TestSinceDetectsARestartedCounter(t *testing.T) {
+	ctx := context.Background()
+	bus := newBus(t, Options{})
+	topic := AgentTopic("a4")
+	for i := 0; i < 3; i++ {
+		_, err := bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "x"}})
+		require.NoError(t, err)
+	}
+	_, complete, err := bus.Since(ctx, topic, 3)
+	require.NoError(t, err)
+	assert.True(t, complete)
+	_, complete, err = bus.Since(ctx, topic, 50)
+	require.NoError(t, err)
+	assert.False(t, complete, "a client ahead of the counter saw events Redis no longer has")
+}
