@@ -60,6 +60,7 @@ var routeDocs = []routeDoc{
 	{Method: "PUT", Path: "/api/workspaces/{id}/tool-policy", Summary: "Set the caller's tool policy", Status: 200,
 		Body: obj([]string{"policy"}, map[string]any{"policy": map[string]any{"enum": []string{"ask_every_time", "run_reads_only", "run_everything"}}})},
 	{Method: "GET", Path: "/api/workspaces/{id}/actions", Summary: "Action log of the workspace (?tool=&user_id=&success=&agent_id=)", Status: 200},
+	{Method: "GET", Path: "/api/workspaces/{id}/ws", Summary: "WebSocket of the workspace's events (sync progress; ?after=<seq>)", Status: 101},
 	{Method: "GET", Path: "/api/workspaces/{id}/connections", Summary: "List SAP connections", Status: 200},
 	{Method: "POST", Path: "/api/workspaces/{id}/connections", Summary: "Add an SAP connection (admin)", Status: 201, Body: connectionB},
 	{Method: "GET", Path: "/api/workspaces/{id}/connections/{connId}", Summary: "Get a connection", Status: 200},

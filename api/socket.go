@@ -61,24 +61,73 @@ func (s *Server) streamStart(c *gin.Context, after string) (store.Agent, int64, 
 	if !ok {
 		return agent, 0, nil, false
 	}
+	cursor, l, ok := s.subscribe(c, events.AgentTopic(agent.ID.String()), after)
+	return agent, cursor, l, ok
+}
+
+// subscribe parses the resume cursor and subscribes to a topic, or answers 400/503.
+func (s *Server) subscribe(c *gin.Context, topic, after string) (int64, *events.Listener, bool) {
 	cursor := int64(-1)
 	if after != "" {
 		n, err := strconv.ParseInt(after, 10, 64)
 		if err != nil || n < 0 {
 			badRequest(c, "invalid_cursor", "after must be a non-negative event seq")
-			return agent, 0, nil, false
+			return 0, nil, false
 		}
 		cursor = n
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 	defer cancel()
-	l, err := s.Hub.Subscribe(ctx, events.AgentTopic(agent.ID.String()), clientBuffer)
+	l, err := s.Hub.Subscribe(ctx, topic, clientBuffer)
 	if err != nil {
 		s.Log.Warn("subscribe", "error", err)
 		unavailable(c, "the event stream")
-		return agent, 0, nil, false
+		return 0, nil, false
 	}
-	return agent, cursor, l, true
+	return cursor, l, true
+}
+
+// workspaceSocket streams a workspace's topic (sync progress and other workspace-wide events),
+// with the same resume semantics as an agent's; init carries the workspace.
+func (s *Server) workspaceSocket(c *gin.Context) {
+	if !s.originAllowed(c.Request) {
+		fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
+		return
+	}
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return
+	}
+	topic := events.WorkspaceTopic(w.ID.String())
+	after, l, ok := s.subscribe(c, topic, c.Query("after"))
+	if !ok {
+		return
+	}
+	defer s.Hub.Unsubscribe(l)
+	conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	ws := &wsSink{conn: conn}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request.Context()))
+	defer cancel()
+	go drainReads(conn, cancel)
+	s.relayTopic(ctx, topic, after, l, ws, func(ctx context.Context, seq int64) (gin.H, error) {
+		return gin.H{"type": "init", "seq": seq, "workspace": w}, nil
+	})
+}
+
+// drainReads consumes client frames (pongs, close) of a read-only stream.
+func drainReads(conn *websocket.Conn, cancel context.CancelFunc) {
+	defer cancel()
+	_ = conn.SetReadDeadline(time.Now().Add(socketPongWait))
+	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(socketPongWait)) })
+	for {
+		if _, _, err := conn.ReadMessage(); err != nil {
+			return
+		}
+	}
 }
 
 // agentSocket relays an agent's events over a WebSocket; clients may also send commands.
@@ -124,7 +173,15 @@ func (s *Server) agentEvents(c *gin.Context) {
 // order; gaps in the live stream are filled from the log.
 func (s *Server) relay(ctx context.Context, agent store.Agent, after int64, l *events.Listener, out sink) {
 	topic := events.AgentTopic(agent.ID.String())
-	last, err := s.streamHead(ctx, agent, topic, after, out)
+	s.relayTopic(ctx, topic, after, l, out, func(ctx context.Context, seq int64) (gin.H, error) {
+		return s.snapshot(ctx, agent, topic, seq)
+	})
+}
+
+// relayTopic is relay for any topic; snapshot builds its init frame.
+func (s *Server) relayTopic(ctx context.Context, topic string, after int64, l *events.Listener, out sink,
+	snapshot func(context.Context, int64) (gin.H, error)) {
+	last, err := s.streamHead(ctx, topic, after, out, snapshot)
 	if err != nil {
 		out.close(websocket.CloseInternalServerErr, "could not load the conversation")
 		return
@@ -169,7 +226,7 @@ func (s *Server) relay(ctx context.Context, agent store.Agent, after int64, l *e
 }
 
 // streamHead sends init, or the backlog after `after` (init again when the log was trimmed).
-func (s *Server) streamHead(ctx context.Context, agent store.Agent, topic string, after int64, out sink) (int64, error) {
+func (s *Server) streamHead(ctx context.Context, topic string, after int64, out sink, snapshot func(context.Context, int64) (gin.H, error)) (int64, error) {
 	if after >= 0 {
 		last, err := s.replay(ctx, topic, after, out)
 		if err != errLogTrimmed {
@@ -180,7 +237,7 @@ func (s *Server) streamHead(ctx context.Context, agent store.Agent, topic string
 	if err != nil {
 		return 0, err
 	}
-	init, err := s.snapshot(ctx, agent, topic, seq)
+	init, err := snapshot(ctx, seq)
 	if err != nil {
 		return 0, err
 	}

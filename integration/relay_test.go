@@ -289,3 +289,29 @@ func TestRandomReconnectsNeverLoseOrRepeatText(t *testing.T) {
 	msgs := e.messages(agent.ID)
 	assert.Equal(t, msgs[len(msgs)-1].Content, text.String())
 }
+
+func TestWorkspaceTopicStreamsWithTheSameResumeSemantics(t *testing.T) {
+	e := startEnv(t, nil)
+	base := "ws" + strings.TrimPrefix(e.stack.APIURL, "http") + "/api/workspaces/" + e.ws + "/ws?access_token="
+	conn, _, err := websocket.DefaultDialer.Dial(base+e.token, nil)
+	require.NoError(t, err)
+	ws := &socket{t: t, conn: conn}
+	defer conn.Close()
+	init := ws.next(5 * time.Second)
+	require.Equal(t, "init", init.Type)
+	topic := events.WorkspaceTopic(e.ws)
+	for i := 0; i < 3; i++ {
+		_, err := e.stack.Deps.Bus.Publish(context.Background(), topic, events.Event{Type: "status", Fields: map[string]any{"status": "active"}})
+		require.NoError(t, err)
+	}
+	got := ws.until(5*time.Second, func(ev event) bool { return ev.Seq == init.Seq+3 })
+	assert.Len(t, got, 3)
+	conn2, _, err := websocket.DefaultDialer.Dial(base+e.token+"&after="+fmt.Sprint(init.Seq+1), nil)
+	require.NoError(t, err)
+	defer conn2.Close()
+	rest := (&socket{t: t, conn: conn2}).until(5*time.Second, func(ev event) bool { return ev.Seq == init.Seq+3 })
+	assert.Len(t, rest, 2)
+	_, resp, err := websocket.DefaultDialer.Dial(base+e.tokenFor("mallory"), nil)
+	require.ErrorIs(t, err, websocket.ErrBadHandshake)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+}
