@@ -225,6 +225,7 @@ type event struct {
 	Message   *messageJSON    `json:"message"`
 	Messages  []messageJSON   `json:"messages"`
 	Raw       json.RawMessage `json:"-"`
+	At        time.Time       `json:"-"` // when the client read it
 }
 
 type socket struct {
@@ -246,11 +247,12 @@ func (s *socket) next(timeout time.Duration) event {
 	s.t.Helper()
 	require.NoError(s.t, s.conn.SetReadDeadline(time.Now().Add(timeout)))
 	_, raw, err := s.conn.ReadMessage()
+	at := time.Now()
 	require.NoError(s.t, err)
 	validateEvent(s.t, raw)
 	var ev event
 	require.NoError(s.t, json.Unmarshal(raw, &ev), "event: %s", raw)
-	ev.Raw = raw
+	ev.Raw, ev.At = raw, at
 	return ev
 }
 

@@ -25,6 +25,9 @@ type Options struct {
 	// OnFirstToken is called once per streaming request right before its first token is written,
 	// with the last user message and the time since the request arrived (benchmarks subtract it).
 	OnFirstToken func(lastUserMessage string, sinceRequest time.Duration)
+	// OnChunk, when set, is called right before each content chunk is written (relay benchmarks
+	// compare when a token left the model with when a client read it).
+	OnChunk func(lastUserMessage, content string, at time.Time)
 }
 
 // Server serves the OpenAI-compatible API.

@@ -118,6 +118,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, p streamPlan) {
 		if i == len(deltas)-1 {
 			f = finish
 		}
+		if s.opts.OnChunk != nil && d.Content != "" {
+			s.opts.OnChunk(p.lastUser, d.Content, time.Now())
+		}
 		if !writeEvent(w, flusher, chunk(d, f)) || ctx.Err() != nil {
 			return
 		}
