@@ -174,7 +174,10 @@ func BenchmarkFanOut(b *testing.B) {
 
 type testWriter struct{ b *testing.B }
 
-func (w testWriter) Write(p []byte) (int, error) { w.b.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w testWriter) Write(p []byte) (int, error) {
+	w.b.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 // publishAll publishes `events` rounds to every key with 32 concurrent publishers (as many
 // activities would), each key's events staying in order.
