@@ -52,7 +52,8 @@ func TestRedisOutageMidTurnLosesNothingSilently(t *testing.T) {
 	})
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
-	last := ws.next(5 * time.Second).Seq
+	ws.next(5 * time.Second) // init
+	var last int64
 	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "tell me a long story"}, nil))
 	for {
 		ev := ws.next(30 * time.Second)
