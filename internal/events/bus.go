@@ -145,39 +145,6 @@ func streamSeq(id string) (int64, error) {
 	return strconv.ParseInt(ms, 10, 64)
 }
 
-// Subscription delivers a topic's live events. Messages are at-most-once (Redis pub/sub):
-// relays detect gaps by seq and fill them from Since.
-type Subscription struct {
-	ps *redis.PubSub
-	C  <-chan Raw
-}
-
-// Subscribe starts live delivery; it returns once Redis confirmed the subscription, so an
-// event published afterwards is never missed.
-func (b *Bus) Subscribe(ctx context.Context, topic string) (*Subscription, error) {
-	_, _, channel, _ := b.keys(topic)
-	ps := b.rdb.Subscribe(ctx, channel)
-	if _, err := ps.Receive(ctx); err != nil {
-		_ = ps.Close()
-		return nil, fmt.Errorf("events: subscribe: %w", err)
-	}
-	out := make(chan Raw, 256)
-	go func() {
-		defer close(out)
-		for m := range ps.Channel() {
-			seq, err := PeekSeq([]byte(m.Payload))
-			if err != nil {
-				continue
-			}
-			out <- Raw{Seq: seq, JSON: []byte(m.Payload)}
-		}
-	}()
-	return &Subscription{ps: ps, C: out}, nil
-}
-
-// Close ends the subscription and closes C.
-func (s *Subscription) Close() error { return s.ps.Close() }
-
 // PeekSeq reads the seq of a wire event without decoding the rest. The script always writes
 // it first: {"seq":N,...}.
 func PeekSeq(raw []byte) (int64, error) {

@@ -40,9 +40,11 @@ func TestPublishNumbersEventsAndIgnoresRepublishedIDs(t *testing.T) {
 	ctx := context.Background()
 	bus := newBus(t, Options{})
 	topic := AgentTopic("a1")
-	sub, err := bus.Subscribe(ctx, topic)
+	hub := bus.NewHub()
+	defer hub.Close()
+	sub, err := hub.Subscribe(ctx, topic, 16)
 	require.NoError(t, err)
-	defer sub.Close()
+	defer hub.Unsubscribe(sub)
 
 	s1, err := bus.Publish(ctx, topic, Event{ID: "e1", Type: "status", Fields: map[string]any{"status": "active"}})
 	require.NoError(t, err)
