@@ -409,3 +409,26 @@ func (s *Server) update(ctx context.Context, agent store.Agent, name string, arg
 	}
 	return h.Get(ctx, out)
 }
+
+// listApprovals returns the calls waiting for the user's decision (empty when none).
+func (s *Server) listApprovals(c *gin.Context) {
+	agent, ok := s.loadAgent(c)
+	if !ok {
+		return
+	}
+	pending := []workflows.PendingApproval{}
+	if agent.Status == workflows.StatusWaiting {
+		v, err := s.Temporal.QueryWorkflow(c.Request.Context(), workflows.ConversationWorkflowID(agent.ID.String()), "", workflows.QueryState)
+		if err != nil {
+			s.respond(c, s.updateOutcome(err, "query approvals"))
+			return
+		}
+		var st workflows.State
+		if err := v.Get(&st); err != nil {
+			unavailable(c, "the workflow service")
+			return
+		}
+		pending = st.PendingApprovals
+	}
+	all(c, pending)
+}

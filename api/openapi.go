@@ -86,6 +86,7 @@ var routeDocs = []routeDoc{
 	{Method: "PATCH", Path: "/api/agents/{id}", Summary: "Rename, archive/restore an agent or choose its model (provider:model)", Status: 200, Body: obj(nil, map[string]any{"name": str(200), "archived": map[string]any{"type": "boolean"}, "model": str(200)})},
 	{Method: "POST", Path: "/api/agents/{id}/archive", Summary: "Archive an agent", Status: 200},
 	{Method: "POST", Path: "/api/agents/{id}/message", Summary: "Send a message (update-with-start)", Status: 202, Body: obj([]string{"content"}, map[string]any{"content": str(102400), "client_message_id": uuidStr})},
+	{Method: "GET", Path: "/api/agents/{id}/approvals", Summary: "Tool calls waiting for a decision", Status: 200},
 	{Method: "POST", Path: "/api/agents/{id}/approve", Summary: "Approve or reject pending tool calls (404 unknown, 409 already decided)", Status: 200,
 		Body: obj([]string{"decisions"}, map[string]any{"decisions": map[string]any{"type": "array", "items": obj([]string{"tool_call_id", "approved"},
 			map[string]any{"tool_call_id": str(200), "approved": map[string]any{"type": "boolean"}, "reason": str(1000)})}})},

@@ -110,6 +110,7 @@ func (s *Server) Router() *gin.Engine {
 	a.PATCH("/agents/:id", s.updateAgent)
 	a.POST("/agents/:id/archive", s.archiveAgent)
 	a.POST("/agents/:id/message", s.sendMessage)
+	a.GET("/agents/:id/approvals", s.listApprovals)
 	a.POST("/agents/:id/approve", s.approveCalls)
 	a.POST("/agents/:id/stop", s.stopTurn)
 	a.GET("/agents/:id/actions", s.listAgentActions)

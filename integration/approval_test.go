@@ -56,6 +56,17 @@ func TestWriteToolRunsOnlyAfterApprovalThroughTheAPI(t *testing.T) {
 	}
 	assert.Equal(t, []string{"active", "waiting"}, statuses)
 
+	// The pending call is listed over REST too.
+	var approvals struct {
+		Data []struct {
+			ToolCallID string `json:"tool_call_id"`
+			Tool       string `json:"tool"`
+		} `json:"data"`
+	}
+	require.Equal(t, 200, e.do("GET", path+"/approvals", nil, &approvals))
+	require.Len(t, approvals.Data, 1)
+	assert.Equal(t, need.ToolCallID, approvals.Data[0].ToolCallID)
+
 	// Nothing ran yet: the action log is empty.
 	var actions struct{ Data []map[string]any }
 	require.Equal(t, 200, e.do("GET", path+"/actions", nil, &actions))
@@ -74,6 +85,8 @@ func TestWriteToolRunsOnlyAfterApprovalThroughTheAPI(t *testing.T) {
 
 	evs = ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
 	assert.Positive(t, countType(evs, "tool_update"))
+	require.Equal(t, 200, e.do("GET", path+"/approvals", nil, &approvals))
+	assert.Empty(t, approvals.Data)
 	final := evs[0]
 	for _, ev := range evs {
 		if isAssistantMessage(ev) {
