@@ -83,7 +83,7 @@ func BenchmarkRelayOverhead(b *testing.B) {
 			}
 			for n := 0; n < b.N; n++ {
 				var mu sync.Mutex
-				var relayed, straight []time.Duration
+				var relayed, straight, steady []time.Duration
 				var wg sync.WaitGroup
 				for i := range agents {
 					wg.Add(2)
@@ -105,6 +105,9 @@ func BenchmarkRelayOverhead(b *testing.B) {
 						log.mu.Unlock()
 						mu.Lock()
 						relayed = append(relayed, l...)
+						if len(l) > 10 {
+							steady = append(steady, l[10:]...) // after the turn-start burst
+						}
 						mu.Unlock()
 					}()
 					go func() { // straight from the model
@@ -137,6 +140,9 @@ func BenchmarkRelayOverhead(b *testing.B) {
 				wg.Wait()
 				sortDurations(relayed)
 				sortDurations(straight)
+				sortDurations(steady)
+				b.ReportMetric(ms(percentile(steady, 50)), "relay-steady-p50-ms")
+				b.ReportMetric(ms(percentile(steady, 99)), "relay-steady-p99-ms")
 				b.ReportMetric(ms(percentile(relayed, 50)), "relay-p50-ms")
 				b.ReportMetric(ms(percentile(relayed, 99)), "relay-p99-ms")
 				b.ReportMetric(ms(percentile(straight, 50)), "direct-p50-ms")
