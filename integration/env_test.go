@@ -39,8 +39,8 @@ type env struct {
 	token string // alice's token; alice owns org and admins workspace
 	// fast skips schema validation of received frames (benchmarks measure the product, not the checker)
 	fast bool
-	org   string
-	ws    string
+	org  string
+	ws   string
 }
 
 func randomSuffix() string {
