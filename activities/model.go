@@ -189,7 +189,24 @@ type part struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
-	Size      int    `json:"size,omitempty"` // reasoning: original size in bytes before truncation
+	Size      int    `json:"size,omitempty"` // original size in bytes (reasoning before truncation, stored tool outputs)
+	Stored    bool   `json:"stored,omitempty"`
+}
+
+// storedOutputs lists the tool calls whose full output is kept by reference.
+func storedOutputs(history []store.Message) []string {
+	var ids []string
+	for _, m := range history {
+		if m.Role != "tool" {
+			continue
+		}
+		for _, p := range parseParts(m.Parts) {
+			if p.Type == "tool_result" && p.Stored {
+				ids = append(ids, m.ToolCallID)
+			}
+		}
+	}
+	return ids
 }
 
 func parseParts(raw json.RawMessage) []part {
@@ -408,13 +425,7 @@ func (t *thinking) stored() string { return t.kept.String() }
 // expandStoredOutputs puts the full text of stored tool outputs up to ModelToolOutput back into
 // the transcript; larger ones stay as their preview (the model sees the size).
 func (a *Activities) expandStoredOutputs(ctx context.Context, agentID uuid.UUID, history []store.Message) error {
-	var ids []string
-	for _, m := range history {
-		if m.Role == "tool" && strings.Contains(string(m.Parts), `"stored":true`) {
-			ids = append(ids, m.ToolCallID)
-		}
-	}
-	full, err := a.Store.ToolOutputs(ctx, agentID, ids, ModelToolOutput)
+	full, err := a.Store.ToolOutputs(ctx, agentID, storedOutputs(history), ModelToolOutput)
 	if err != nil {
 		return err
 	}

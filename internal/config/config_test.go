@@ -70,3 +70,26 @@ func TestProvidersComeFromTheEnvironment(t *testing.T) {
 	_, err = loadWith(env(map[string]string{"PRIMARY_MODEL": "nope:x"}), nil)
 	assert.ErrorContains(t, err, "PRIMARY_MODEL")
 }
+
+func TestDevSecretsAreGeneratedOnceAndProductionMustConfigureThem(t *testing.T) {
+	dir := t.TempDir()
+	c, err := load(env(map[string]string{"DATA_DIR": dir}))
+	require.NoError(t, err)
+	first, err := c.WithDevSecrets()
+	require.NoError(t, err)
+	assert.NotEmpty(t, first.AuthJWTSecret)
+	assert.NotEmpty(t, first.SecretsKey)
+	again, err := c.WithDevSecrets()
+	require.NoError(t, err)
+	assert.Equal(t, first.AuthJWTSecret, again.AuthJWTSecret, "tokens stay valid across restarts")
+	assert.Equal(t, first.SecretsKey, again.SecretsKey)
+
+	prod, err := load(env(map[string]string{"DATA_DIR": dir, "ENVIRONMENT": "production"}))
+	require.NoError(t, err)
+	_, err = prod.WithDevSecrets()
+	assert.ErrorContains(t, err, "SECRETS_KEY")
+	set, err := load(env(map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": "s", "SECRETS_KEY": "k"}))
+	require.NoError(t, err)
+	_, err = set.WithDevSecrets()
+	assert.NoError(t, err)
+}

@@ -58,18 +58,10 @@ func (s *Store) SetAgentStatus(ctx context.Context, id uuid.UUID, status string)
 	return err
 }
 
-// visibleAgent restricts a query on agents a to those the user ($2) may see: a member of
-// the agent's workspace, or an owner/admin of its organization.
-const visibleAgent = `EXISTS (SELECT 1 FROM workspaces w
-	LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = $2
-	LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2
-	WHERE w.id = a.workspace_id AND (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin')))`
-
-// memberOfWorkspace is true when user $2 may see workspace $1. It does not depend on the row,
-// so Postgres evaluates it once per query rather than once per agent.
-const memberOfWorkspace = `(EXISTS (SELECT 1 FROM workspace_members wm WHERE wm.workspace_id = $1 AND wm.user_id = $2)
-	OR EXISTS (SELECT 1 FROM workspaces w JOIN org_members om ON om.org_id = w.org_id
-		WHERE w.id = $1 AND om.user_id = $2 AND om.role IN ('owner', 'admin')))`
+var (
+	visibleAgent      = canSee("a.workspace_id")
+	memberOfWorkspace = canSee("$1")
+)
 
 // GetAgentFor loads an agent the user may see; ErrNotFound when it does not exist or is not visible.
 func (s *Store) GetAgentFor(ctx context.Context, id uuid.UUID, user string) (Agent, error) {

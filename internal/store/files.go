@@ -41,10 +41,7 @@ func (s *Store) CreateFile(ctx context.Context, f File) (File, error) {
 		f.ID, f.WorkspaceID, f.UploadedBy, f.Name, f.ContentType, f.Size, f.SHA256, f.StorageKey))
 }
 
-const visibleFile = `EXISTS (SELECT 1 FROM workspaces w
-	LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = $2
-	LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2
-	WHERE w.id = f.workspace_id AND (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin')))`
+var visibleFile = canSee("f.workspace_id")
 
 // GetFileFor loads a file the user may see.
 func (s *Store) GetFileFor(ctx context.Context, id uuid.UUID, user string) (File, error) {

@@ -43,17 +43,6 @@ func (s *Store) ListConnectionSecretNames(ctx context.Context, connID uuid.UUID)
 	})
 }
 
-// GetConnectionSecret loads one encrypted secret (activities decrypt it).
-func (s *Store) GetConnectionSecret(ctx context.Context, connID uuid.UUID, name string) (SealedValue, error) {
-	var v SealedValue
-	err := s.Pool.QueryRow(ctx, `SELECT key_id, ciphertext FROM connection_secrets WHERE connection_id = $1 AND name = $2`, connID, name).
-		Scan(&v.KeyID, &v.Ciphertext)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return v, ErrNotFound
-	}
-	return v, err
-}
-
 // DeleteConnectionSecret removes one secret.
 func (s *Store) DeleteConnectionSecret(ctx context.Context, connID uuid.UUID, name string) error {
 	tag, err := s.Pool.Exec(ctx, `DELETE FROM connection_secrets WHERE connection_id = $1 AND name = $2`, connID, name)
@@ -77,18 +66,16 @@ type Credential struct {
 func (s *Store) SetCredential(ctx context.Context, user string, connID uuid.UUID, sapUser string, v SealedValue) (Credential, error) {
 	var c Credential
 	err := s.Pool.QueryRow(ctx, `WITH visible AS (
-			SELECT c.id, c.name, c.workspace_id FROM workspace_connections c JOIN workspaces w ON w.id = c.workspace_id
-			LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = $1
-			LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $1
-			WHERE c.id = $2 AND (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin'))),
+			SELECT c.id, c.name, c.workspace_id FROM workspace_connections c
+			WHERE c.id = $1 AND `+canSee("c.workspace_id")+`),
 		saved AS (
 			INSERT INTO user_connection_credentials (user_id, connection_id, sap_user, key_id, password_ciphertext)
-			SELECT $1, id, $3, $4, $5 FROM visible
+			SELECT $2, id, $3, $4, $5 FROM visible
 			ON CONFLICT (user_id, connection_id) DO UPDATE SET sap_user = EXCLUDED.sap_user, key_id = EXCLUDED.key_id,
 				password_ciphertext = EXCLUDED.password_ciphertext, updated_at = now()
 			RETURNING connection_id, sap_user, updated_at)
 		SELECT s.connection_id, v.name, v.workspace_id, s.sap_user, s.updated_at FROM saved s JOIN visible v ON v.id = s.connection_id`,
-		user, connID, sapUser, v.KeyID, v.Ciphertext).Scan(&c.ConnectionID, &c.ConnectionName, &c.WorkspaceID, &c.SAPUser, &c.UpdatedAt)
+		connID, user, sapUser, v.KeyID, v.Ciphertext).Scan(&c.ConnectionID, &c.ConnectionName, &c.WorkspaceID, &c.SAPUser, &c.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
 	}

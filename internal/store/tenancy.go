@@ -176,6 +176,16 @@ func lockOwners(ctx context.Context, tx pgx.Tx, orgID uuid.UUID, user string, lo
 	return nil
 }
 
+// canSee is the condition "user $2 may see the workspace whose id is wsExpr": a member of it,
+// or an owner/admin of its organization. Every query that reads a workspace's resources uses it,
+// so the membership check is part of the query. With a row-independent wsExpr (a parameter)
+// Postgres evaluates it once per query.
+func canSee(wsExpr string) string {
+	return `(EXISTS (SELECT 1 FROM workspace_members cm WHERE cm.workspace_id = ` + wsExpr + ` AND cm.user_id = $2)
+	OR EXISTS (SELECT 1 FROM workspaces cw JOIN org_members co ON co.org_id = cw.org_id
+		WHERE cw.id = ` + wsExpr + ` AND co.user_id = $2 AND co.role IN ('owner', 'admin')))`
+}
+
 // Workspace is a workspace as a member sees it.
 type Workspace struct {
 	ID        uuid.UUID       `json:"id"`

@@ -1,5 +1,7 @@
 package tools
 
+import "sync"
+
 // The built-in tools work on the conversation's notes: a small, real capability that exercises
 // every execution mode before the SAP tools arrive.
 const (
@@ -46,11 +48,12 @@ func Builtin() []Definition {
 	}
 }
 
-// Default is the registry every conversation uses today.
-func Default() *Registry {
+// Default is the registry every conversation uses today. It is built once: compiling the
+// schemas is not free, and the workflow, the model and tool activities all consult it per step.
+var Default = sync.OnceValue(func() *Registry {
 	r, err := NewRegistry(Builtin()...)
 	if err != nil {
 		panic(err) // the built-in schemas are constants
 	}
 	return r
-}
+})

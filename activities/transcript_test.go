@@ -1,0 +1,33 @@
+package activities
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/sapagent/sapagent/internal/store"
+)
+
+// Parts come back from Postgres as jsonb text (`"stored": true`, keys reordered), so stored
+// outputs must be found by parsing, not by matching the text the activity wrote.
+func TestStoredOutputsAreFoundInJsonbFormattedParts(t *testing.T) {
+	history := []store.Message{
+		{Role: "tool", ToolCallID: "big", Parts: json.RawMessage(`[{"name": "list_notes", "size": 20000, "type": "tool_result", "stored": true, "content": "…", "is_error": false, "tool_call_id": "big"}]`)},
+		{Role: "tool", ToolCallID: "small", Parts: json.RawMessage(`[{"name": "list_notes", "type": "tool_result", "stored": false, "content": "{}", "tool_call_id": "small"}]`)},
+		{Role: "assistant", Parts: json.RawMessage(`[{"type": "tool_call", "id": "big", "name": "list_notes", "arguments": "{}"}]`)},
+	}
+	assert.Equal(t, []string{"big"}, storedOutputs(history))
+}
+
+func TestTranscriptSendsOnlyAnsweredToolCalls(t *testing.T) {
+	history := []store.Message{
+		{Role: "user", Content: "hi"},
+		{Role: "assistant", Parts: json.RawMessage(`[{"type": "tool_call", "id": "c1", "name": "list_notes", "arguments": "{}"}, {"type": "tool_call", "id": "c2", "name": "save_note", "arguments": "{}"}]`)},
+		{Role: "tool", ToolCallID: "c1", Content: "[]"},
+	}
+	msgs := transcript(history)
+	assert.Len(t, msgs, 4) // system, user, assistant, tool
+	assert.Len(t, msgs[2].ToolCalls, 1, "the unanswered call (interrupted step) is left out")
+	assert.Equal(t, "c1", msgs[2].ToolCalls[0].ID)
+}
