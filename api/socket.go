@@ -103,19 +103,37 @@ func (s *Server) workspaceSocket(c *gin.Context) {
 	if !ok {
 		return
 	}
-	defer s.Hub.Unsubscribe(l)
-	conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
-	if err != nil {
+	conn, ctx, ok := s.upgrade(c, l)
+	if !ok {
 		return
 	}
-	defer conn.Close()
-	ws := &wsSink{conn: conn}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request.Context()))
-	defer cancel()
-	go drainReads(conn, cancel)
-	s.relayTopic(ctx, topic, after, l, ws, func(ctx context.Context, seq int64) (gin.H, error) {
-		return gin.H{"type": "init", "seq": seq, "workspace": w}, nil
-	})
+	go func() {
+		defer s.closeSocket(conn, l)
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go drainReads(conn, cancel)
+		s.relayTopic(ctx, topic, after, l, &wsSink{conn: conn}, func(ctx context.Context, seq int64) (gin.H, error) {
+			return gin.H{"type": "init", "seq": seq, "workspace": w}, nil
+		})
+	}()
+}
+
+// upgrade switches to the WebSocket protocol. The relay then runs on its own goroutine and the
+// handler returns, so net/http releases the request's buffers and the handler's deep stack: an
+// idle connection costs only the socket, the relay and the reader.
+func (s *Server) upgrade(c *gin.Context, l *events.Listener) (*websocket.Conn, context.Context, bool) {
+	conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
+	if err != nil {
+		s.Hub.Unsubscribe(l)
+		return nil, nil, false // the upgrader has written the HTTP error
+	}
+	// The request's context ends when the handler returns; keep its values, not its lifetime.
+	return conn, context.WithoutCancel(c.Request.Context()), true
+}
+
+func (s *Server) closeSocket(conn *websocket.Conn, l *events.Listener) {
+	s.Hub.Unsubscribe(l)
+	_ = conn.Close()
 }
 
 // drainReads consumes client frames (pongs, close) of a read-only stream.
@@ -136,17 +154,19 @@ func (s *Server) agentSocket(c *gin.Context) {
 	if !ok {
 		return
 	}
-	defer s.Hub.Unsubscribe(l)
-	conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
-	if err != nil {
-		return // the upgrader has written the HTTP error
+	user := userOf(c)
+	conn, ctx, ok := s.upgrade(c, l)
+	if !ok {
+		return
 	}
-	defer conn.Close()
-	ws := &wsSink{conn: conn}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request.Context()))
-	defer cancel()
-	go s.readCommands(ctx, cancel, ws, agent, userOf(c))
-	s.relay(ctx, agent, after, l, ws)
+	go func() {
+		defer s.closeSocket(conn, l)
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ws := &wsSink{conn: conn}
+		go s.readCommands(ctx, cancel, ws, agent, user)
+		s.relay(ctx, agent, after, l, ws)
+	}()
 }
 
 // agentEvents is the SSE twin of agentSocket (resume with Last-Event-ID or ?after=).
@@ -204,23 +224,25 @@ func (s *Server) relayTopic(ctx context.Context, topic string, after int64, l *e
 				out.close(CloseResync, "events were lost; reconnect without after for a fresh init")
 				return
 			}
-		case ev := <-l.C:
-			if ev.Seq <= last {
-				continue
-			}
-			if ev.Seq > last+1 {
-				if last, err = s.replay(ctx, topic, last, out); err != nil {
-					out.close(CloseResync, "events were lost; reconnect without after for a fresh init")
-					return
-				}
+		case <-l.Ready:
+			for _, ev := range l.Take() {
 				if ev.Seq <= last {
 					continue
 				}
+				if ev.Seq > last+1 {
+					if last, err = s.replay(ctx, topic, last, out); err != nil {
+						out.close(CloseResync, "events were lost; reconnect without after for a fresh init")
+						return
+					}
+					if ev.Seq <= last {
+						continue
+					}
+				}
+				if out.send(ev.Seq, ev.JSON) != nil {
+					return
+				}
+				last = ev.Seq
 			}
-			if out.send(ev.Seq, ev.JSON) != nil {
-				return
-			}
-			last = ev.Seq
 		}
 	}
 }

@@ -80,6 +80,9 @@ func (d *Deps) Close() {
 	if d.Temporal != nil {
 		d.Temporal.Close()
 	}
+	if d.Bus != nil {
+		d.Bus.Close()
+	}
 	if d.Redis != nil {
 		_ = d.Redis.Close()
 	}

@@ -29,6 +29,7 @@ type Options struct {
 type Bus struct {
 	rdb  *redis.Client
 	opts Options
+	pipe *pipeline
 }
 
 // New wraps a Redis client.
@@ -42,7 +43,7 @@ func New(rdb *redis.Client, opts Options) *Bus {
 	if opts.DedupTTL <= 0 {
 		opts.DedupTTL = time.Hour
 	}
-	return &Bus{rdb: rdb, opts: opts}
+	return &Bus{rdb: rdb, opts: opts, pipe: newPipeline(rdb)}
 }
 
 // AgentTopic names the topic of one conversation.
@@ -89,13 +90,16 @@ func (b *Bus) Publish(ctx context.Context, topic string, ev Event) (int64, error
 	if ev.ID != "" {
 		dedupKey = dedupPrefix + ev.ID
 	}
-	res, err := publishScript.Run(ctx, b.rdb, []string{seqKey, logKey, dedupKey},
-		channel, string(raw), b.opts.LogMaxLen, int64(b.opts.LogTTL/time.Second), int64(b.opts.DedupTTL/time.Second)).Int64()
+	res, err := b.pipe.run(ctx, []string{seqKey, logKey, dedupKey},
+		channel, string(raw), b.opts.LogMaxLen, int64(b.opts.LogTTL/time.Second), int64(b.opts.DedupTTL/time.Second))
 	if err != nil {
 		return 0, fmt.Errorf("events: publish %s: %w", ev.Type, err)
 	}
 	return res, nil
 }
+
+// Close stops the publish pipeline; call it before closing the Redis client.
+func (b *Bus) Close() { b.pipe.close() }
 
 // Raw is one event as it travels on the wire, with its seq parsed out.
 type Raw struct {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,22 +55,25 @@ func TestPublishNumbersEventsAndIgnoresRepublishedIDs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 2, 1}, []int64{s1, s2, again}, "a retried publish keeps its first seq")
 
-	for _, want := range []int64{1, 2} {
+	var live []Raw
+	deadline := time.After(2 * time.Second)
+	for len(live) < 2 {
 		select {
-		case ev := <-sub.C:
-			assert.Equal(t, want, ev.Seq)
-			var body map[string]any
-			require.NoError(t, json.Unmarshal(ev.JSON, &body))
-			assert.Equal(t, float64(want), body["seq"])
-		case <-time.After(2 * time.Second):
-			t.Fatal("live event missing")
+		case <-sub.Ready:
+			live = append(live, sub.Take()...)
+		case <-deadline:
+			t.Fatalf("live events missing, got %d", len(live))
 		}
 	}
-	select {
-	case ev := <-sub.C:
-		t.Fatalf("republished event delivered twice: %s", ev.JSON)
-	case <-time.After(100 * time.Millisecond):
+	for i, want := range []int64{1, 2} {
+		assert.Equal(t, want, live[i].Seq)
+		var body map[string]any
+		require.NoError(t, json.Unmarshal(live[i].JSON, &body))
+		assert.Equal(t, float64(want), body["seq"])
 	}
+	time.Sleep(100 * time.Millisecond)
+	assert.Len(t, live, 2)
+	assert.Empty(t, sub.Take(), "republished event delivered twice")
 
 	last, err := bus.LastSeq(ctx, topic)
 	require.NoError(t, err)
@@ -137,4 +141,81 @@ func TestSinceDetectsARestartedCounter(t *testing.T) {
 	_, complete, err = bus.Since(ctx, topic, 50)
 	require.NoError(t, err)
 	assert.False(t, complete, "a client ahead of the counter saw events Redis no longer has")
+}
+
+// Concurrent publishers share pipelines; every event still gets its own seq, none is lost,
+// and a flushed script cache (Redis restarted) is recovered from transparently.
+func TestConcurrentPublishesShareRoundTripsWithoutLosingSeqs(t *testing.T) {
+	ctx := context.Background()
+	bus := newBus(t, Options{})
+	topic := AgentTopic("busy")
+	require.NoError(t, bus.rdb.ScriptFlush(ctx).Err())
+
+	const publishers, each = 50, 40
+	seqs := make(chan int64, publishers*each)
+	var wg sync.WaitGroup
+	for p := 0; p < publishers; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				s, err := bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "x"}})
+				assert.NoError(t, err)
+				seqs <- s
+			}
+		}()
+	}
+	wg.Wait()
+	close(seqs)
+	seen := map[int64]bool{}
+	for s := range seqs {
+		assert.False(t, seen[s], "seq %d handed out twice", s)
+		seen[s] = true
+	}
+	for s := int64(1); s <= publishers*each; s++ {
+		assert.True(t, seen[s], "seq %d missing", s)
+	}
+	logged, complete, err := bus.Since(ctx, topic, 0)
+	require.NoError(t, err)
+	assert.True(t, complete)
+	assert.Len(t, logged, publishers*each)
+}
+
+func TestPublishAfterCloseFails(t *testing.T) {
+	bus := newBus(t, Options{})
+	_, err := bus.Publish(context.Background(), AgentTopic("x"), Event{Type: "status"})
+	require.NoError(t, err)
+	bus.Close()
+	_, err = bus.Publish(context.Background(), AgentTopic("x"), Event{Type: "status"})
+	require.Error(t, err)
+}
+
+// A listener that is not read queues up to its limit, then is told it overflowed; the hub
+// never blocks on it.
+func TestListenerOverflowsAtItsLimit(t *testing.T) {
+	ctx := context.Background()
+	bus := newBus(t, Options{})
+	hub := bus.NewHub()
+	defer hub.Close()
+	topic := AgentTopic("slow")
+	slow, err := hub.Subscribe(ctx, topic, 3)
+	require.NoError(t, err)
+	fast, err := hub.Subscribe(ctx, topic, 100)
+	require.NoError(t, err)
+	for i := 0; i < 5; i++ {
+		_, err := bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "x"}})
+		require.NoError(t, err)
+	}
+	select {
+	case <-slow.Overflow:
+	case <-time.After(2 * time.Second):
+		t.Fatal("slow listener never overflowed")
+	}
+	assert.Len(t, slow.Take(), 3)
+	var got []Raw
+	for deadline := time.Now().Add(2 * time.Second); len(got) < 5 && time.Now().Before(deadline); {
+		got = append(got, fast.Take()...)
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.Len(t, got, 5, "the fast listener gets every event")
 }

@@ -22,13 +22,44 @@ type Hub struct {
 	closed    bool
 }
 
-// Listener is one local client's view of a topic.
+// Listener is one local client's view of a topic. Its queue grows only while the client is
+// behind, so an idle connection holds no buffer.
 type Listener struct {
-	C        chan Raw      // live events, in publish order
-	Overflow chan struct{} // closed when the client fell too far behind (C was full)
+	Ready    chan struct{} // signalled when Take has events
+	Overflow chan struct{} // closed when the client fell too far behind (limit events queued)
 	Resync   chan struct{} // signalled when the Redis subscription was re-established: check the log for a gap
 	channel  string
 	once     sync.Once
+
+	mu    sync.Mutex
+	queue []Raw
+	limit int
+}
+
+// Take returns the queued live events in publish order and empties the queue.
+func (l *Listener) Take() []Raw {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.queue
+	l.queue = nil
+	return q
+}
+
+func (l *Listener) deliver(raw Raw) {
+	l.mu.Lock()
+	full := len(l.queue) >= l.limit
+	if !full {
+		l.queue = append(l.queue, raw)
+	}
+	l.mu.Unlock()
+	if full {
+		l.once.Do(func() { close(l.Overflow) })
+		return
+	}
+	select {
+	case l.Ready <- struct{}{}:
+	default:
+	}
 }
 
 // NewHub starts the hub's subscription loop; Close stops it.
@@ -70,23 +101,19 @@ func (h *Hub) run() {
 			raw := Raw{Seq: seq, JSON: []byte(m.Payload)}
 			h.mu.Lock()
 			for l := range h.listeners[m.Channel] {
-				select {
-				case l.C <- raw:
-				default:
-					l.once.Do(func() { close(l.Overflow) })
-				}
+				l.deliver(raw)
 			}
 			h.mu.Unlock()
 		}
 	}
 }
 
-// Subscribe adds a listener with a buffer of size events. It returns once Redis confirmed the
+// Subscribe adds a listener that may queue up to size events. It returns once Redis confirmed the
 // topic's subscription, so every event published afterwards reaches the listener (or its
 // overflow), and the caller may read the log without missing anything in between.
 func (h *Hub) Subscribe(ctx context.Context, topic string, size int) (*Listener, error) {
 	_, _, channel, _ := h.bus.keys(topic)
-	l := &Listener{C: make(chan Raw, size), Overflow: make(chan struct{}), Resync: make(chan struct{}, 1), channel: channel}
+	l := &Listener{Ready: make(chan struct{}, 1), limit: size, Overflow: make(chan struct{}), Resync: make(chan struct{}, 1), channel: channel}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
