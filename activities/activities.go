@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/llm"
+	"github.com/sapagent/sapagent/internal/prompt"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/workflows"
 )
@@ -24,6 +26,11 @@ type Activities struct {
 	Models       *llm.Registry
 	PrimaryModel string // provider:model used when the agent has no override
 	Log          *slog.Logger
+	SAP          SAP
+
+	prompts      prompt.Cache
+	codeDocsOnce sync.Once
+	codeDocsText string
 }
 
 // Registrar is the part of worker.Worker that registers activities.

@@ -16,13 +16,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
 )
-
-// systemPrompt frames every conversation.
-const systemPrompt = "You are sapagent, an assistant for SAP landscapes. Answer precisely and say when you are unsure."
 
 // maxTranscript bounds how many stored messages a reply reads.
 const maxTranscript = 1000
@@ -51,6 +49,10 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	if err != nil {
 		return workflows.TurnResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeModelRejected, nil)
 	}
+	conns, err := a.Store.ListConnections(ctx, agent.WorkspaceID)
+	if err != nil {
+		return workflows.TurnResult{}, fmt.Errorf("load connections: %w", err)
+	}
 	history, err := a.Store.ListMessages(ctx, agentID, 0, maxTranscript)
 	if err != nil {
 		return workflows.TurnResult{}, fmt.Errorf("load transcript: %w", err)
@@ -68,8 +70,8 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 
 	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
 		Model:         model,
-		Messages:      transcript(history),
-		Tools:         modelTools(),
+		Messages:      transcript(a.systemPrompt(agent.WorkspaceID, conns), history),
+		Tools:         a.modelTools(len(conns)),
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	})
@@ -151,7 +153,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 
 // transcript turns stored messages into the model's input. An assistant tool call is sent only
 // together with its result, so an interrupted step never makes the request invalid.
-func transcript(history []store.Message) []openai.ChatCompletionMessage {
+func transcript(system string, history []store.Message) []openai.ChatCompletionMessage {
 	answered := map[string]bool{}
 	for _, m := range history {
 		if m.Role == "tool" {
@@ -159,7 +161,7 @@ func transcript(history []store.Message) []openai.ChatCompletionMessage {
 		}
 	}
 	out := make([]openai.ChatCompletionMessage, 0, len(history)+1)
-	out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: systemPrompt})
+	out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
 	for _, m := range history {
 		switch m.Role {
 		case "user":
@@ -230,17 +232,34 @@ func assistantParts(reasoning string, reasoningSize int, text string, calls []wo
 	return raw
 }
 
-// modelTools lists the tools the model may call directly.
-func modelTools() []openai.Tool {
+// modelTools lists the tools the model may call directly: SAP tools only with a connection
+// (and only those allowed outside execute_code), cross-connection tools with two or more, and
+// execute_code documented with every helper it offers.
+func (a *Activities) modelTools(connections int) []openai.Tool {
 	reg := tools.Default()
 	var out []openai.Tool
 	for _, name := range reg.Names() {
 		d, _ := reg.Get(name)
-		if !d.DirectCallAllowed {
+		desc := d.Description + " Returns " + d.ReturnDescription
+		switch {
+		case saptools.Handles(name):
+			if connections == 0 || !a.directAllowed(d) {
+				continue
+			}
+		case saptools.CrossConnection(name):
+			if connections < 2 {
+				continue
+			}
+		case name == tools.ExecuteCode:
+			if connections == 0 {
+				continue
+			}
+			desc = d.Description + "\n\n" + a.codeDocs()
+		case !d.DirectCallAllowed:
 			continue
 		}
 		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: d.Name, Description: d.Description + " Returns " + d.ReturnDescription, Parameters: d.Schema(),
+			Name: d.Name, Description: desc, Parameters: d.Schema(),
 		}})
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
@@ -51,7 +52,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 		Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "running", "arguments": in.Call.Arguments}})
 
 	start := time.Now()
-	content, toolErr := a.runTool(ctx, agentID, in.Call)
+	content, toolErr := a.runTool(ctx, agent, in.UserID, in.Call)
 	res := workflows.ToolResult{ToolCallID: in.Call.ID, Name: in.Call.Name, Content: content}
 	if toolErr == nil && len(content) > InlineToolOutput {
 		// Claim check: the full output stays in Postgres; history and events carry a preview.
@@ -82,8 +83,9 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	return res, nil
 }
 
-// runTool dispatches to the built-in tools. Arguments were validated by the workflow.
-func (a *Activities) runTool(ctx context.Context, agentID uuid.UUID, call workflows.ToolCall) (string, error) {
+// runTool dispatches a call to its implementation. Arguments were validated by the workflow.
+func (a *Activities) runTool(ctx context.Context, agent store.Agent, user string, call workflows.ToolCall) (string, error) {
+	agentID := agent.ID
 	def, ok := tools.Default().Get(call.Name)
 	if !ok {
 		return "", fmt.Errorf("unknown tool %s", call.Name)
@@ -92,7 +94,15 @@ func (a *Activities) runTool(ctx context.Context, agentID uuid.UUID, call workfl
 	if err != nil {
 		return "", err
 	}
+	if saptools.Handles(call.Name) {
+		return a.runSAPTool(ctx, agent, user, def, args)
+	}
+	if saptools.CrossConnection(call.Name) {
+		return a.runCrossTool(ctx, agent, user, call.Name, args)
+	}
 	switch call.Name {
+	case tools.ExecuteCode:
+		return a.runCode(ctx, agent, user, args)
 	case tools.ListNotes:
 		limit := 20
 		if l, ok := args["limit"].(json.Number); ok {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 )
@@ -21,7 +22,7 @@ type connectionRequest struct {
 }
 
 // apply validates the request onto c (PATCH semantics: absent fields stay).
-func (r connectionRequest) apply(ctx *gin.Context, c *store.Connection) bool {
+func (r connectionRequest) apply(ctx *gin.Context, production bool, c *store.Connection) bool {
 	if r.Name != nil {
 		name, ok := requiredName(ctx, "name", *r.Name, 100)
 		if !ok {
@@ -30,15 +31,11 @@ func (r connectionRequest) apply(ctx *gin.Context, c *store.Connection) bool {
 		c.Name = name
 	}
 	if r.SystemType != nil {
-		switch strings.ToUpper(strings.ReplaceAll(*r.SystemType, "/", "")) {
-		case "ECC":
-			c.SystemType = "ECC"
-		case "S4HANA":
-			c.SystemType = "S4HANA"
-		default:
-			badRequest(ctx, "invalid_system_type", "system_type must be ECC or S4HANA")
+		typ, ok := systemType(ctx, *r.SystemType)
+		if !ok {
 			return false
 		}
+		c.SystemType = typ
 	}
 	if r.ConnectorURL != nil {
 		u := strings.TrimSpace(*r.ConnectorURL)
@@ -60,7 +57,29 @@ func (r connectionRequest) apply(ctx *gin.Context, c *store.Connection) bool {
 			return false
 		}
 	}
+	if c.ConnectorURL != "" {
+		if _, err := guardFor(production, *c).CheckURL(c.ConnectorURL); err != nil {
+			badRequest(ctx, "blocked_url", err.Error())
+			return false
+		}
+	}
 	return true
+}
+
+// systemType accepts ECC and S4HANA (also written S/4HANA, any case), or answers 400.
+func systemType(c *gin.Context, v string) (string, bool) {
+	switch t := strings.ToUpper(strings.ReplaceAll(v, "/", "")); t {
+	case "ECC", "S4HANA":
+		return t, true
+	}
+	badRequest(c, "invalid_system_type", "system_type must be ECC or S4HANA")
+	return "", false
+}
+
+// guardFor is the URL policy of a connection: production rules when the server or the
+// connection is production.
+func guardFor(serverProduction bool, c store.Connection) sap.Guard {
+	return sap.Guard{Production: serverProduction || c.Environment == "production"}
 }
 
 func (s *Server) listConnections(c *gin.Context) {
@@ -90,7 +109,7 @@ func (s *Server) createConnection(c *gin.Context) {
 		return
 	}
 	conn := store.Connection{WorkspaceID: w.ID, Environment: "development"}
-	if !req.apply(c, &conn) {
+	if !req.apply(c, s.Production, &conn) {
 		return
 	}
 	created, err := s.Store.CreateConnection(c.Request.Context(), conn)
@@ -134,7 +153,7 @@ func (s *Server) updateConnection(c *gin.Context) {
 	if !decodeJSON(c, 16<<10, &req) {
 		return
 	}
-	if !req.apply(c, &conn) {
+	if !req.apply(c, s.Production, &conn) {
 		return
 	}
 	updated, err := s.Store.UpdateConnection(c.Request.Context(), conn)

@@ -15,6 +15,7 @@ import (
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 )
@@ -43,6 +44,8 @@ type Server struct {
 	MaxLoopSteps    int
 	MaxQueued       int
 	ApprovalTimeout time.Duration
+	Production      bool // ENVIRONMENT=production: connector URLs must be https and not loopback
+	SAP             *saptools.Resolver
 }
 
 // Router builds the gin engine with every route.
@@ -86,6 +89,10 @@ func (s *Server) Router() *gin.Engine {
 	a.GET("/workspaces/:id/actions", s.listWorkspaceActions)
 	a.GET("/workspaces/:id/ws", s.workspaceSocket)
 
+	a.GET("/workspaces/:id/source", s.getSource)
+	a.GET("/workspaces/:id/connector-health", s.connectorHealth)
+	a.POST("/workspaces/:id/test-connection", s.testConnection)
+	a.POST("/workspaces/:id/test-connection-preview", s.testConnectionPreview)
 	a.GET("/workspaces/:id/connections", s.listConnections)
 	a.POST("/workspaces/:id/connections", s.createConnection)
 	a.GET("/workspaces/:id/connections/:connId", s.getConnection)

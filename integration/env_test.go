@@ -71,6 +71,7 @@ func testConfig(t testing.TB) config.Config {
 	cfg.TemporalPort = 0
 	cfg.TemporalUIPort = 0
 	cfg.OfflineLLMAddr = "127.0.0.1:0"
+	cfg.SAPSimAddr = "127.0.0.1:0"
 	cfg.OfflineLLMDelay = time.Millisecond
 	cfg.PrimaryModel = "offline:" + offlinellm.ModelName
 	cfg.OpenAIAPIKey = ""

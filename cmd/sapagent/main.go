@@ -16,6 +16,7 @@ import (
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/offlinellm"
+	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/worker"
@@ -28,6 +29,8 @@ commands:
   worker       run the Temporal worker (workflows and activities)
   migrate      apply the Postgres migrations in schemas/
   offline-llm  serve the deterministic OpenAI-compatible model (OFFLINE_LLM_ADDR)
+  sapsim       serve the simulated SAP landscape over the connector protocol (SAPSIM_ADDR):
+               sapsim [--abapgit <folder>] ; systems at /ECC and /S4H
   token        print a development bearer token: sapagent token --user <id> [--ttl 24h]
   rotate-secrets  re-encrypt stored secrets under SECRETS_KEY (keep old keys in SECRETS_OLD_KEYS)
 
@@ -77,7 +80,11 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 			return err
 		}
 		defer deps.Close()
-		w := worker.New(deps.Temporal, cfg.TaskQueue, deps.Activities())
+		acts, err := deps.Activities()
+		if err != nil {
+			return err
+		}
+		w := worker.New(deps.Temporal, cfg.TaskQueue, acts)
 		log.Info("worker running", "task_queue", cfg.TaskQueue, "temporal", cfg.TemporalAddress)
 		return w.Run(interruptOn(ctx))
 	case "offline-llm":
@@ -93,6 +100,25 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 		return app.Serve(ctx, l, offlinellm.New(offlinellm.Options{
 			TokenDelay: cfg.OfflineLLMDelay, Rules: rules, APIKey: os.Getenv("OFFLINE_LLM_API_KEY"),
 		}).Handler())
+	case "sapsim":
+		fs := flag.NewFlagSet("sapsim", flag.ContinueOnError)
+		abapGit := fs.String("abapgit", "", "load custom code from this abapGit folder into the ECC system")
+		if err := fs.Parse(os.Args[2:]); err != nil {
+			return err
+		}
+		land := sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate})
+		if *abapGit != "" {
+			ecc, _ := land.System("ECC")
+			if err := ecc.LoadABAPGit(*abapGit); err != nil {
+				return err
+			}
+		}
+		l, err := net.Listen("tcp", cfg.SAPSimAddr)
+		if err != nil {
+			return err
+		}
+		log.Info("SAP simulator listening", "ecc", "http://"+l.Addr().String()+"/ECC", "s4hana", "http://"+l.Addr().String()+"/S4H")
+		return app.Serve(ctx, l, land.Handler())
 	case "token":
 		return printToken(cfg, os.Args[2:])
 	case "rotate-secrets":

@@ -24,8 +24,13 @@ import (
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/llm"
+	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/internal/saptools"
+	"github.com/sapagent/sapagent/internal/script"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/tools"
 )
 
 // Deps are the open connections of one process.
@@ -37,6 +42,9 @@ type Deps struct {
 	Bus      *events.Bus
 	Temporal client.Client
 	hub      *events.Hub
+	// Landscape is the simulated SAP landscape of this process: connections without a
+	// connector URL use it (one per process, so writes stay visible to later reads).
+	Landscape *sapsim.Landscape
 }
 
 // Open connects to Postgres, Redis and Temporal; on failure it closes what it opened.
@@ -45,7 +53,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, erro
 	if err != nil {
 		return nil, err
 	}
-	d := &Deps{Config: cfg, Log: log}
+	d := &Deps{Config: cfg, Log: log, Landscape: sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate})}
 	if d.Store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
 	}
@@ -106,12 +114,17 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	resolver, err := d.SAPResolver()
+	if err != nil {
+		return nil, err
+	}
 	return &api.Server{
 		Store: d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
 		Auth: verifier, Limiter: redis_rate.NewLimiter(d.Redis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
 		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
+		Production: c.Environment == "production", SAP: resolver,
 	}, nil
 }
 
@@ -129,10 +142,34 @@ func (d *Deps) Keyring() (*secrets.Keyring, error) {
 }
 
 // Activities builds the worker's activities.
-func (d *Deps) Activities() *activities.Activities {
+func (d *Deps) Activities() (*activities.Activities, error) {
+	resolver, err := d.SAPResolver()
+	if err != nil {
+		return nil, err
+	}
+	direct := map[string]bool{}
+	for _, name := range d.Config.DirectCallTools {
+		if def, ok := tools.Default().Get(name); !ok || !def.ExecuteCodeAllowed {
+			return nil, fmt.Errorf("DIRECT_CALL_TOOLS: %q is not an SAP tool", name)
+		}
+		direct[name] = true
+	}
 	return &activities.Activities{
 		Store: d.Store, Bus: d.Bus, Models: Models(d.Config), PrimaryModel: d.Config.PrimaryModel, Log: d.Log,
+		SAP: activities.SAP{Resolver: resolver, DirectCall: direct,
+			ScriptLimit: script.Limits{MaxSteps: uint64(d.Config.CodeMaxSteps), Timeout: d.Config.CodeTimeout}},
+	}, nil
+}
+
+// SAPResolver reaches the workspaces' SAP connections: remote connectors through the URL
+// guard, the process's simulated landscape for connections without a URL.
+func (d *Deps) SAPResolver() (*saptools.Resolver, error) {
+	keys, err := d.Keyring()
+	if err != nil {
+		return nil, err
 	}
+	guard := sap.Guard{Production: d.Config.Environment == "production"}
+	return &saptools.Resolver{Store: d.Store, Keyring: keys, Client: sap.NewClient(guard, d.Config.ConnectorTimeout), Landscape: d.Landscape}, nil
 }
 
 // Models lists the configured model providers.

@@ -52,6 +52,14 @@ type Config struct {
 	MaxLoopSteps    int           // MAX_LOOP_STEPS
 	ApprovalTimeout time.Duration // APPROVAL_TIMEOUT
 	MaxQueued       int           // MAX_QUEUED_MESSAGES
+
+	ConnectorTimeout time.Duration // CONNECTOR_TIMEOUT: one connector call
+	DirectCallTools  []string      // DIRECT_CALL_TOOLS: SAP tools offered directly, not only inside execute_code
+	CodeTimeout      time.Duration // EXECUTE_CODE_TIMEOUT: wall clock of one script
+	CodeMaxSteps     int           // EXECUTE_CODE_MAX_STEPS: Starlark execution steps of one script
+	SAPSimAddr       string        // SAPSIM_ADDR: where `sapagent sapsim` and the dev stack serve the simulator
+	SAPSimLatency    time.Duration // SAPSIM_LATENCY: added to every simulated call
+	SAPSimErrorRate  float64       // SAPSIM_ERROR_RATE: share of simulated calls failing with 503
 }
 
 // Provider is one OpenAI-compatible model endpoint.
@@ -132,6 +140,19 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.MaxLoopSteps = r.integer("MAX_LOOP_STEPS", 25)
 	c.ApprovalTimeout = r.duration("APPROVAL_TIMEOUT", 24*time.Hour)
 	c.MaxQueued = r.integer("MAX_QUEUED_MESSAGES", 20)
+	c.ConnectorTimeout = r.duration("CONNECTOR_TIMEOUT", 60*time.Second)
+	c.DirectCallTools = splitList(r.str("DIRECT_CALL_TOOLS", ""))
+	c.CodeTimeout = r.duration("EXECUTE_CODE_TIMEOUT", 60*time.Second)
+	c.CodeMaxSteps = r.integer("EXECUTE_CODE_MAX_STEPS", 5_000_000)
+	c.SAPSimAddr = r.str("SAPSIM_ADDR", "127.0.0.1:8090")
+	c.SAPSimLatency = r.duration("SAPSIM_LATENCY", 0)
+	if v := r.str("SAPSIM_ERROR_RATE", "0"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			return Config{}, fmt.Errorf("SAPSIM_ERROR_RATE must be a number between 0 and 1, got %q", v)
+		}
+		c.SAPSimErrorRate = f
+	}
 	c.Providers = []Provider{
 		{Name: "openai", BaseURL: c.OpenAIBaseURL, APIKey: c.OpenAIAPIKey, Models: splitList(r.str("OPENAI_MODELS", ""))},
 		{Name: "offline", BaseURL: c.OfflineLLMURL, APIKey: "offline", Models: []string{"sapagent-offline"}},
@@ -157,6 +178,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if c.MaxFileBytes <= 0 || c.RateLimitPerMinute <= 0 {
 		return Config{}, fmt.Errorf("FILE_MAX_BYTES and RATE_LIMIT_PER_MINUTE must be positive")
+	}
+	if c.ConnectorTimeout <= 0 || c.CodeTimeout <= 0 || c.CodeMaxSteps <= 0 {
+		return Config{}, fmt.Errorf("CONNECTOR_TIMEOUT, EXECUTE_CODE_TIMEOUT and EXECUTE_CODE_MAX_STEPS must be positive")
 	}
 	if c.MaxMessageBytes <= 0 {
 		return Config{}, fmt.Errorf("MAX_MESSAGE_BYTES must be positive, got %d", c.MaxMessageBytes)

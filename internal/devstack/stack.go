@@ -36,6 +36,7 @@ type Stack struct {
 	TemporalAddress string
 	TemporalUIURL   string // "" when the UI is disabled
 	OfflineLLMURL   string // "" when a real model is configured
+	SAPSimURL       string // the simulated landscape over HTTP: <SAPSimURL>/ECC and <SAPSimURL>/S4H
 	Deps            *app.Deps
 	API             *api.Server
 
@@ -100,7 +101,20 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.Deps, err = app.Open(ctx, cfg, o.Log); err != nil {
 		return nil, err
 	}
-	s.worker = worker.New(s.Deps.Temporal, cfg.TaskQueue, s.Deps.Activities())
+	// The simulator speaks the connector protocol over HTTP too, on the landscape the tools use
+	// in-process, so connections with connector URL <SAPSimURL>/ECC see the same data.
+	sl, err := net.Listen("tcp", cfg.SAPSimAddr)
+	if err != nil {
+		return nil, fmt.Errorf("SAP simulator on %s: %w (set SAPSIM_ADDR)", cfg.SAPSimAddr, err)
+	}
+	s.SAPSimURL = "http://" + hostPort(sl.Addr())
+	s.serve(runCtx, "SAP simulator", sl, s.Deps.Landscape.Handler())
+
+	acts, err := s.Deps.Activities()
+	if err != nil {
+		return nil, err
+	}
+	s.worker = worker.New(s.Deps.Temporal, cfg.TaskQueue, acts)
 	if err := s.worker.Start(); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
@@ -131,7 +145,11 @@ func (s *Stack) serve(ctx context.Context, name string, l net.Listener, h http.H
 // process would be (fault tests).
 func (s *Stack) RestartWorker() error {
 	s.worker.Stop()
-	s.worker = worker.New(s.Deps.Temporal, s.Deps.Config.TaskQueue, s.Deps.Activities())
+	acts, err := s.Deps.Activities()
+	if err != nil {
+		return err
+	}
+	s.worker = worker.New(s.Deps.Temporal, s.Deps.Config.TaskQueue, acts)
 	return s.worker.Start()
 }
 

@@ -147,3 +147,43 @@ func (s *Store) ReplaceSealed(ctx context.Context, row SealedRow, next SealedVal
 	_, err := s.Pool.Exec(ctx, sql, row.Key1, row.Key2, next.KeyID, next.Ciphertext, row.Value.Ciphertext)
 	return err
 }
+
+// ConnectionAccess is what a tool call needs to reach one connection as one user: the
+// connection's sealed connector key and the user's SAP login, each absent when not stored.
+type ConnectionAccess struct {
+	Connection   Connection
+	ConnectorKey *SealedValue
+	SAPUser      string
+	SAPPassword  *SealedValue
+}
+
+// ConnectionAccessFor loads every connection of a workspace with its connector key and the
+// user's credentials, in one query, ordered by name.
+func (s *Store) ConnectionAccessFor(ctx context.Context, workspaceID uuid.UUID, user string) ([]ConnectionAccess, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT c.id, c.workspace_id, c.name, c.system_type, c.connector_url, c.environment, c.created_at, c.updated_at,
+			k.key_id, k.ciphertext, u.sap_user, u.key_id, u.password_ciphertext
+		FROM workspace_connections c
+		LEFT JOIN connection_secrets k ON k.connection_id = c.id AND k.name = 'connector_key'
+		LEFT JOIN user_connection_credentials u ON u.connection_id = c.id AND u.user_id = $2
+		WHERE c.workspace_id = $1 ORDER BY c.name`, workspaceID, user)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ConnectionAccess, error) {
+		var a ConnectionAccess
+		var keyID, userKeyID, sapUser *string
+		var keyCT, pwCT []byte
+		c := &a.Connection
+		err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.SystemType, &c.ConnectorURL, &c.Environment, &c.CreatedAt, &c.UpdatedAt,
+			&keyID, &keyCT, &sapUser, &userKeyID, &pwCT)
+		c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+		if keyID != nil {
+			a.ConnectorKey = &SealedValue{KeyID: *keyID, Ciphertext: keyCT}
+		}
+		if sapUser != nil && userKeyID != nil {
+			a.SAPUser = *sapUser
+			a.SAPPassword = &SealedValue{KeyID: *userKeyID, Ciphertext: pwCT}
+		}
+		return a, err
+	})
+}

@@ -1,6 +1,10 @@
 package tools
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/sapagent/sapagent/internal/script"
+)
 
 // The built-in tools work on the conversation's notes: a small, real capability that exercises
 // every execution mode before the SAP tools arrive.
@@ -51,9 +55,13 @@ func Builtin() []Definition {
 // Default is the registry every conversation uses today. It is built once: compiling the
 // schemas is not free, and the workflow, the model and tool activities all consult it per step.
 var Default = sync.OnceValue(func() *Registry {
-	r, err := NewRegistry(Builtin()...)
+	var reg *Registry
+	defs := append(Builtin(), SAP()...)
+	defs = append(defs, Cross()...)
+	defs = append(defs, executeCode(func() []script.Helper { return reg.Helpers() }))
+	reg, err := NewRegistry(defs...)
 	if err != nil {
 		panic(err) // the built-in schemas are constants
 	}
-	return r
+	return reg
 })

@@ -51,6 +51,8 @@ type Definition struct {
 	ReturnDescription string // shape of the result, propagated into execute_code's docs
 	NeedsApproval     bool   // a write
 	DirectCallAllowed bool   // offered to the model directly
+	// ExecuteCodeAllowed makes the tool a helper function inside execute_code scripts.
+	ExecuteCodeAllowed bool
 	// ModeFor computes the mode from the arguments (e.g. a BAPI in test-run mode is a read);
 	// nil means Auto for reads and ConfirmBefore for writes.
 	ModeFor func(args map[string]any) Mode

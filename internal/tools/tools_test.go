@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,7 +59,53 @@ func TestPolicyDecisions(t *testing.T) {
 	for _, tc := range cases {
 		assert.Equal(t, tc.want, Decide(tc.def, tc.args, tc.policy), "%s %v %s", tc.def.Name, tc.args, tc.policy)
 	}
-	assert.Equal(t, []string{ExportNote, ListNotes, SaveNote}, r.Names())
+	assert.Equal(t, []string{ExecuteCode, ExportNote, ExtractTransformLoad, GenerateFieldMapping, ListNotes, PreviewDataTransform, ReconcileMigration,
+		SAPExecuteRFC, SAPGetFunctionInterface, SAPGetSource, SAPGetSystemInfo, SAPGetTableSchema, SAPListCustomObjects, SAPReadTable, SAPSearchIndex,
+		SAPWhereUsed, SaveNote, SuggestTransforms, ValidateMigration}, r.Names())
+	for _, name := range r.Names() {
+		d, _ := r.Get(name)
+		isSAP := strings.HasPrefix(name, "sap_")
+		assert.Equal(t, isSAP, d.ExecuteCodeAllowed, "%s: SAP tools, and only they, are execute_code helpers", name)
+		assert.Equal(t, !isSAP, d.DirectCallAllowed, "%s: SAP tools are not offered directly by default", name)
+	}
 	_, err := NewRegistry(Definition{Name: "bad", Parameters: `{"type": 5}`})
 	assert.Error(t, err)
+}
+
+func TestExecuteCodeAsksOnlyWhenTheScriptMayWrite(t *testing.T) {
+	def, ok := Default().Get(ExecuteCode)
+	require.True(t, ok)
+	for code, want := range map[string]Mode{
+		`r = sap_read_table(table="KNA1")`:                                                    Auto,
+		`s = sap_get_table_schema(table="MARA")` + "\n" + `print(s)`:                          Auto,
+		`r = sap_execute_rfc(function="BAPI_MATERIAL_GET_DETAIL", imports={"MATERIAL": "1"})`: Auto,
+		`r = sap_execute_rfc(function="RFC_READ_TABLE", commit=False)`:                        Auto,
+		`r = sap_execute_rfc(function="BAPI_MATERIAL_SAVEDATA", imports={}, commit=True)`:     ConfirmBefore,
+		`r = sap_execute_rfc(function="BAPI_CUSTOMER_GETDETAIL2", commit=True)`:               ConfirmBefore,
+		`fn = "BAPI_MATERIAL_GET_DETAIL"` + "\n" + `sap_execute_rfc(function=fn)`:             ConfirmBefore,
+		`f = sap_execute_rfc` + "\n" + `f(function="RFC_READ_TABLE")`:                         ConfirmBefore,
+		`r = sap_execute_rfc(function="Z_UNKNOWN_FM")`:                                        ConfirmBefore,
+		`print("sap_execute_rfc(function='BAPI_MATERIAL_SAVEDATA')")`:                         Auto,
+		"def (": Auto, // fails when it runs
+	} {
+		assert.Equal(t, want, Decide(def, map[string]any{"code": code}, ReadsOnly), code)
+	}
+	assert.Equal(t, ConfirmBefore, Decide(def, map[string]any{"code": `sap_read_table(table="A")`}, AskEveryTime))
+}
+
+func TestRFCModeFollowsTheFunction(t *testing.T) {
+	def, _ := Default().Get(SAPExecuteRFC)
+	for args, want := range map[string]Mode{
+		`{"function":"BAPI_MATERIAL_GET_DETAIL"}`:                             Auto,
+		`{"function":"bapi_salesorder_getlist"}`:                              Auto,
+		`{"function":"BAPI_MATERIAL_SAVEDATA"}`:                               ConfirmBefore,
+		`{"function":"BAPI_MATERIAL_SAVEDATA","test_run":true}`:               Auto,
+		`{"function":"BAPI_MATERIAL_SAVEDATA","test_run":true,"commit":true}`: ConfirmBefore,
+		`{"function":"BAPI_TRANSACTION_COMMIT"}`:                              ConfirmBefore,
+		`{"function":"Z_CALC_BONUS"}`:                                         ConfirmBefore,
+	} {
+		parsed, err := def.ParseArguments(args)
+		require.NoError(t, err, args)
+		assert.Equal(t, want, Decide(def, parsed, ReadsOnly), args)
+	}
 }

@@ -1,0 +1,177 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/sapagent/sapagent/internal/prompt"
+	"github.com/sapagent/sapagent/internal/saptools"
+	"github.com/sapagent/sapagent/internal/script"
+	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/tools"
+)
+
+// SAP is what SAP tools need from the worker process.
+type SAP struct {
+	Resolver *saptools.Resolver
+	// DirectCall names SAP tools the model may call directly (DIRECT_CALL_TOOLS); the others
+	// are reached through execute_code.
+	DirectCall  map[string]bool
+	ScriptLimit script.Limits
+}
+
+// directAllowed says whether the model may call a tool outside execute_code.
+func (a *Activities) directAllowed(d *tools.Definition) bool {
+	return d.DirectCallAllowed || a.SAP.DirectCall[d.Name]
+}
+
+// connections resolves the workspace's connections for the calling user.
+func (a *Activities) connections(ctx context.Context, workspaceID uuid.UUID, user string) ([]saptools.Conn, error) {
+	if a.SAP.Resolver == nil {
+		return nil, errors.New("SAP tools are not configured in this worker")
+	}
+	return a.SAP.Resolver.Connections(ctx, workspaceID, user)
+}
+
+// runSAPTool runs a direct SAP tool call.
+func (a *Activities) runSAPTool(ctx context.Context, agent store.Agent, user string, def *tools.Definition, args map[string]any) (string, error) {
+	if !a.directAllowed(def) {
+		return "", fmt.Errorf("%s is available inside execute_code: call it there as a helper function", def.Name)
+	}
+	conns, err := a.connections(ctx, agent.WorkspaceID, user)
+	if err != nil {
+		return "", err
+	}
+	out, err := saptools.New(conns).Run(ctx, def.Name, args)
+	if err != nil {
+		return "", err
+	}
+	return marshal(out)
+}
+
+// codeResult is what execute_code returns to the model.
+type codeResult struct {
+	Output string           `json:"output"`
+	Result any              `json:"result"`
+	Calls  []codeCallRecord `json:"calls"`
+	Error  string           `json:"error,omitempty"`
+}
+
+type codeCallRecord struct {
+	Helper string `json:"helper"`
+	MS     int64  `json:"ms"`
+	Error  string `json:"error,omitempty"`
+}
+
+// runCode runs an execute_code script. Its helpers are the execute-code-allowed tools; each
+// nested call is validated against its tool's schema like a direct call. Approval, when a
+// write helper is referenced, was given for the whole script by the workflow.
+func (a *Activities) runCode(ctx context.Context, agent store.Agent, user string, args map[string]any) (string, error) {
+	code, _ := args["code"].(string)
+	reg := tools.Default()
+	conns, err := a.connections(ctx, agent.WorkspaceID, user)
+	if err != nil {
+		return "", err
+	}
+	exec := saptools.New(conns)
+	call := func(ctx context.Context, helper string, hargs map[string]any) (any, error) {
+		def, ok := reg.Get(helper)
+		if !ok || !def.ExecuteCodeAllowed {
+			return nil, fmt.Errorf("%s is not a helper", helper)
+		}
+		raw, err := json.Marshal(hargs)
+		if err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+		parsed, err := def.ParseArguments(string(raw))
+		if err != nil {
+			return nil, err
+		}
+		out, err := exec.Run(ctx, helper, parsed)
+		if err != nil {
+			return nil, err
+		}
+		// Scripts see plain JSON values.
+		raw, err = json.Marshal(out)
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		err = json.Unmarshal(raw, &v)
+		return v, err
+	}
+	res, runErr := script.Run(ctx, code, reg.Helpers(), call, a.SAP.ScriptLimit)
+	out := codeResult{Output: res.Output, Result: res.Value}
+	for _, c := range res.Calls {
+		out.Calls = append(out.Calls, codeCallRecord{Helper: c.Helper, MS: c.Duration.Milliseconds(), Error: c.Err})
+	}
+	if runErr != nil {
+		// The script's output so far helps the model fix it.
+		text, _ := marshal(out)
+		return "", fmt.Errorf("%v\nscript state: %s", runErr, text)
+	}
+	return marshal(out)
+}
+
+// codeDocs documents execute_code's helpers; it depends only on the registry and limits, so it
+// is rendered once.
+func (a *Activities) codeDocs() string {
+	a.codeDocsOnce.Do(func() {
+		a.codeDocsText = script.Documentation(tools.Default().Helpers(), a.SAP.ScriptLimit)
+	})
+	return a.codeDocsText
+}
+
+// systemPrompt is the conversation's system prompt for the workspace's connections, cached.
+func (a *Activities) systemPrompt(workspaceID uuid.UUID, conns []store.Connection) string {
+	in := prompt.Input{}
+	key := workspaceID.String()
+	for _, c := range conns {
+		in.Connections = append(in.Connections, prompt.Connection{ID: c.ID.String(), Name: c.Name, SystemType: c.SystemType, Simulated: c.ConnectorURL == ""})
+		key += "|" + c.ID.String() + c.Name + c.SystemType + c.ConnectorURL
+	}
+	return a.prompts.Get(key, func() prompt.Input { return in })
+}
+
+// etlLedger records ETL runs of one tool call in Postgres.
+type etlLedger struct {
+	st    *store.Store
+	agent store.Agent
+	user  string
+}
+
+func (l etlLedger) SucceededDryRun(ctx context.Context, fingerprint string) (bool, error) {
+	return l.st.SucceededDryRun(ctx, l.agent.WorkspaceID, fingerprint)
+}
+
+func (l etlLedger) Record(ctx context.Context, r saptools.Run) error {
+	src, err := uuid.Parse(r.Source)
+	if err != nil {
+		return err
+	}
+	dst, err := uuid.Parse(r.Target)
+	if err != nil {
+		return err
+	}
+	return l.st.RecordETLRun(ctx, store.ETLRun{WorkspaceID: l.agent.WorkspaceID, AgentID: l.agent.ID, UserID: l.user, Fingerprint: r.Fingerprint,
+		SourceConnectionID: src, TargetConnectionID: dst, DryRun: r.DryRun, Extracted: r.Extracted, Inserted: r.Inserted, Updated: r.Updated, Failed: r.Failed})
+}
+
+// runCrossTool runs a cross-connection tool.
+func (a *Activities) runCrossTool(ctx context.Context, agent store.Agent, user string, name string, args map[string]any) (string, error) {
+	conns, err := a.connections(ctx, agent.WorkspaceID, user)
+	if err != nil {
+		return "", err
+	}
+	ex := saptools.New(conns)
+	ex.Ledger = etlLedger{st: a.Store, agent: agent, user: user}
+	out, err := ex.RunCross(ctx, name, args)
+	if err != nil {
+		return "", err
+	}
+	return marshal(out)
+}

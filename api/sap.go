@@ -1,0 +1,277 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/saptools"
+)
+
+// sapFailed answers a connector failure with a status that says whose problem it is. SAP's
+// own refusals are 4xx for the caller to act on; an unreachable or slow connector is 502/504.
+func sapFailed(c *gin.Context, err error) {
+	var se *sap.Error
+	switch {
+	case errors.Is(err, sap.ErrBlocked):
+		fail(c, http.StatusBadRequest, "blocked_url", err.Error())
+	case errors.As(err, &se):
+		msg := sap.Describe(err)
+		switch se.Code {
+		case sap.ErrNotFound:
+			fail(c, http.StatusNotFound, "sap_not_found", msg)
+		case sap.ErrAuthorization:
+			fail(c, http.StatusForbidden, "sap_authorization", msg)
+		case sap.ErrLogonFailed, sap.ErrConnectorKey:
+			fail(c, http.StatusUnprocessableEntity, "sap_logon_failed", msg)
+		case sap.ErrTimeout:
+			fail(c, http.StatusGatewayTimeout, "connector_timeout", msg)
+		case sap.ErrSystemUnavailable:
+			fail(c, http.StatusBadGateway, "connector_unavailable", msg)
+		default:
+			fail(c, http.StatusUnprocessableEntity, "sap_error", msg)
+		}
+	default:
+		fail(c, http.StatusBadGateway, "connector_unavailable", "the connector could not be reached: "+err.Error())
+	}
+}
+
+// sapConnection resolves the connection named by ?connection_id= (or the only one) for the caller.
+func (s *Server) sapConnection(c *gin.Context, connID string) (saptools.Conn, bool) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return saptools.Conn{}, false
+	}
+	if s.SAP == nil {
+		unavailable(c, "SAP connectivity")
+		return saptools.Conn{}, false
+	}
+	conns, err := s.SAP.Connections(c.Request.Context(), w.ID, userOf(c))
+	if err != nil {
+		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
+		return saptools.Conn{}, false
+	}
+	if len(conns) == 0 {
+		fail(c, http.StatusNotFound, "not_found", "this workspace has no SAP connection")
+		return saptools.Conn{}, false
+	}
+	if connID == "" {
+		if len(conns) == 1 {
+			return conns[0], true
+		}
+		badRequest(c, "missing_field", "connection_id is required when the workspace has several connections")
+		return saptools.Conn{}, false
+	}
+	for _, conn := range conns {
+		if conn.ID == connID {
+			return conn, true
+		}
+	}
+	notFound(c, "connection")
+	return saptools.Conn{}, false
+}
+
+// getSource returns ABAP source: ?connection_id=&object_type=&name=.
+func (s *Server) getSource(c *gin.Context) {
+	name := strings.ToUpper(strings.TrimSpace(c.Query("name")))
+	objType := strings.ToUpper(strings.TrimSpace(c.Query("object_type")))
+	if name == "" || len(name) > 120 {
+		badRequest(c, "missing_field", "name is required (at most 120 characters)")
+		return
+	}
+	if len(objType) > 4 {
+		badRequest(c, "invalid_field", "object_type is an SAP object type such as PROG, CLAS, FUNC, DDLS")
+		return
+	}
+	conn, ok := s.sapConnection(c, c.Query("connection_id"))
+	if !ok {
+		return
+	}
+	var src sap.ABAPSource
+	if err := conn.API.Call(c.Request.Context(), sap.EndpointABAPSource, sap.ABAPSourceRequest{ObjectType: objType, Name: name}, &src); err != nil {
+		sapFailed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"connection_id": conn.ID, "object_type": src.ObjectType, "name": src.Name, "source": src.Source, "lines": src.Lines})
+}
+
+// connectorHealth checks that each connection's connector answers (or ?connection_id=).
+func (s *Server) connectorHealth(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return
+	}
+	if s.SAP == nil {
+		unavailable(c, "SAP connectivity")
+		return
+	}
+	conns, err := s.SAP.Connections(c.Request.Context(), w.ID, userOf(c))
+	if err != nil {
+		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
+		return
+	}
+	only := c.Query("connection_id")
+	out := []gin.H{}
+	for _, conn := range conns {
+		if only != "" && conn.ID != only {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 10*time.Second)
+		start := time.Now()
+		var info sap.SystemInfo
+		err := conn.API.Call(ctx, sap.EndpointSystemInfo, struct{}{}, &info)
+		cancel()
+		h := gin.H{"connection_id": conn.ID, "name": conn.Name, "reachable": err == nil, "latency_ms": time.Since(start).Milliseconds()}
+		if err != nil {
+			h["error"] = sap.Describe(err)
+		} else {
+			h["system_id"], h["system_type"], h["release"] = info.SystemID, info.SystemType, info.Release
+		}
+		out = append(out, h)
+	}
+	if only != "" && len(out) == 0 {
+		notFound(c, "connection")
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"data": out})
+}
+
+// testConnectionRequest names a saved connection.
+type testConnectionRequest struct {
+	ConnectionID string `json:"connection_id"`
+}
+
+// testConnection runs the connection and permission checks as the caller, with their stored
+// SAP credentials.
+func (s *Server) testConnection(c *gin.Context) {
+	var req testConnectionRequest
+	if !decodeJSON(c, 4<<10, &req) {
+		return
+	}
+	conn, ok := s.sapConnection(c, req.ConnectionID)
+	if !ok {
+		return
+	}
+	c.JSON(http.StatusOK, runChecks(c.Request.Context(), conn.API, conn.SystemType))
+}
+
+// previewRequest is an unsaved connection, from a setup wizard.
+type previewRequest struct {
+	SystemType   string `json:"system_type"`
+	ConnectorURL string `json:"connector_url"`
+	ConnectorKey string `json:"connector_key"`
+	SAPUser      string `json:"sap_user"`
+	SAPPassword  string `json:"sap_password"`
+	Environment  string `json:"environment"`
+}
+
+// testConnectionPreview runs the same checks on settings that are not saved (workspace admins
+// only: it makes the server call a URL of the caller's choosing, through the URL guard). The
+// key and password are used for these calls and kept nowhere.
+func (s *Server) testConnectionPreview(c *gin.Context) {
+	if _, ok := s.workspaceAccess(c, "id", true); !ok {
+		return
+	}
+	var req previewRequest
+	if !decodeJSON(c, 16<<10, &req) {
+		return
+	}
+	typ, ok := systemType(c, req.SystemType)
+	if !ok {
+		return
+	}
+	req.SystemType = typ
+	if len(req.SAPUser) > 40 || len(req.SAPPassword) > 200 || len(req.ConnectorKey) > 4096 || len(req.ConnectorURL) > 2048 {
+		badRequest(c, "invalid_field", "sap_user (40), sap_password (200), connector_key (4096) or connector_url (2048) is too long")
+		return
+	}
+	if req.Environment == "" {
+		req.Environment = "development"
+	}
+	if req.Environment != "development" && req.Environment != "test" && req.Environment != "production" {
+		badRequest(c, "invalid_environment", "environment must be development, test or production")
+		return
+	}
+	url := strings.TrimSpace(req.ConnectorURL)
+	if url != "" {
+		if _, err := (sap.Guard{Production: s.Production || req.Environment == "production"}).CheckURL(url); err != nil {
+			badRequest(c, "blocked_url", err.Error())
+			return
+		}
+	}
+	if s.SAP == nil {
+		unavailable(c, "SAP connectivity")
+		return
+	}
+	api, err := s.SAP.Connector(req.SystemType, url, sap.Target{URL: url, ConnectorKey: req.ConnectorKey, SAPUser: strings.TrimSpace(req.SAPUser), SAPPassword: req.SAPPassword})
+	if err != nil {
+		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
+		return
+	}
+	c.JSON(http.StatusOK, runChecks(c.Request.Context(), api, req.SystemType))
+}
+
+// check is one step of a connection test.
+type check struct {
+	Name  string `json:"name"`
+	OK    bool   `json:"ok"`
+	MS    int64  `json:"ms"`
+	Error string `json:"error,omitempty"`
+	Info  string `json:"info,omitempty"`
+}
+
+// runChecks: reachability and logon (system info), the declared system type, table read
+// permission (T000 via RFC_READ_TABLE), function metadata, repository search.
+func runChecks(ctx context.Context, api sap.Connector, systemType string) gin.H {
+	var checks []check
+	step := func(name string, f func(context.Context) (string, error)) bool {
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		start := time.Now()
+		info, err := f(cctx)
+		ch := check{Name: name, OK: err == nil, MS: time.Since(start).Milliseconds(), Info: info}
+		if err != nil {
+			ch.Error = sap.Describe(err)
+		}
+		checks = append(checks, ch)
+		return err == nil
+	}
+	var sysInfo sap.SystemInfo
+	reachable := step("connect_and_logon", func(ctx context.Context) (string, error) {
+		err := api.Call(ctx, sap.EndpointSystemInfo, struct{}{}, &sysInfo)
+		return sysInfo.SystemID + " " + sysInfo.Release, err
+	})
+	if reachable {
+		step("system_type", func(context.Context) (string, error) {
+			if sysInfo.SystemType != systemType {
+				return "", errors.New("the connection says " + systemType + " but the system is " + sysInfo.SystemType)
+			}
+			return sysInfo.SystemType, nil
+		})
+		step("read_table", func(ctx context.Context) (string, error) {
+			var res sap.ReadTableResponse
+			err := api.Call(ctx, sap.EndpointReadTable, sap.ReadTableRequest{Table: "T000", Fields: []string{"MANDT", "MTEXT"}, RowCount: 5}, &res)
+			return "T000 readable", err
+		})
+		step("function_metadata", func(ctx context.Context) (string, error) {
+			var fi sap.FunctionInterface
+			err := api.Call(ctx, sap.EndpointFunctionInterface, sap.FunctionInterfaceRequest{Function: "RFC_READ_TABLE"}, &fi)
+			return "RFC_READ_TABLE interface readable", err
+		})
+		step("repository_search", func(ctx context.Context) (string, error) {
+			var res sap.SearchObjectsResponse
+			err := api.Call(ctx, sap.EndpointSearchObjects, sap.SearchObjectsRequest{Query: "Z*", CustomOnly: true, Limit: 5}, &res)
+			return "", err
+		})
+	}
+	ok := true
+	for _, ch := range checks {
+		ok = ok && ch.OK
+	}
+	return gin.H{"ok": ok, "checks": checks}
+}

@@ -1,0 +1,101 @@
+package sap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestClientSendsHeadersAndDecodesData(t *testing.T) {
+	var got http.Header
+	var path string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, path = r.Header.Clone(), r.URL.Path
+		var req TableSchemaRequest
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": TableSchema{Table: req.Table, Description: "General Material Data"}})
+	}))
+	defer srv.Close()
+	c := NewClient(Guard{}, 5*time.Second)
+	var schema TableSchema
+	err := c.Call(context.Background(), Target{URL: srv.URL + "/ECC/", ConnectorKey: "k1", SAPUser: "DEV", SAPPassword: "pw"},
+		EndpointTableSchema, TableSchemaRequest{Table: "MARA"}, &schema)
+	require.NoError(t, err)
+	assert.Equal(t, "MARA", schema.Table)
+	assert.Equal(t, "/ECC/table_schema", path)
+	assert.Equal(t, "k1", got.Get(HeaderConnectorKey))
+	assert.Equal(t, "DEV", got.Get(HeaderSAPUser))
+	assert.Equal(t, "pw", got.Get(HeaderSAPPassword))
+}
+
+func TestClientMapsFailures(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/auth/read_table", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"error":{"code":"AUTHORIZATION_FAILED","message":"No authorization for table BKPF"}}`))
+	})
+	mux.HandleFunc("/redirect/read_table", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://169.254.169.254/latest", http.StatusFound)
+	})
+	mux.HandleFunc("/plain/read_table", func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "gateway exploded", http.StatusBadGateway)
+	})
+	mux.HandleFunc("/slow/read_table", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Second):
+		}
+	})
+	mux.HandleFunc("/notdata/read_table", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"rows":[]}`)) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := NewClient(Guard{}, 300*time.Millisecond)
+	call := func(prefix string) error {
+		return c.Call(context.Background(), Target{URL: srv.URL + prefix, SAPUser: "RESTRICTED", SAPPassword: "s3cret-pw"}, EndpointReadTable, ReadTableRequest{Table: "BKPF"}, &ReadTableResponse{})
+	}
+
+	err := call("/auth")
+	var sapErr *Error
+	require.ErrorAs(t, err, &sapErr)
+	assert.Equal(t, ErrAuthorization, sapErr.Code)
+	assert.Equal(t, "SAP authorization failed: No authorization for table BKPF", Describe(err))
+
+	err = call("/redirect")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "redirect")
+
+	err = call("/plain")
+	require.ErrorAs(t, err, &sapErr)
+	assert.Equal(t, ErrSystemUnavailable, sapErr.Code)
+
+	err = call("/slow")
+	require.ErrorAs(t, err, &sapErr)
+	assert.Equal(t, ErrTimeout, sapErr.Code)
+
+	err = call("/notdata")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `{"data": …}`)
+
+	srv.Close()
+	err = call("/auth")
+	require.ErrorAs(t, err, &sapErr)
+	assert.Equal(t, ErrSystemUnavailable, sapErr.Code)
+
+	for _, prefix := range []string{"/auth", "/redirect", "/plain", "/slow", "/notdata"} {
+		if err := call(prefix); err != nil {
+			assert.NotContains(t, err.Error(), "s3cret-pw")
+		}
+	}
+}
+
+func TestClientRefusesGuardedURLsBeforeSending(t *testing.T) {
+	err := NewClient(Guard{Production: true}, time.Second).Call(context.Background(), Target{URL: "http://169.254.169.254"}, EndpointSystemInfo, struct{}{}, nil)
+	assert.True(t, errors.Is(err, ErrBlocked))
+}

@@ -1,0 +1,128 @@
+package sap
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGuardRefusesHostileURLs(t *testing.T) {
+	dev, prod := Guard{}, Guard{Production: true}
+	for _, tc := range []struct {
+		url    string
+		guard  Guard
+		reason string // "" = allowed
+	}{
+		{"https://connector.example.com", prod, ""},
+		{"https://connector.example.com:8443/sap/ecc", prod, ""},
+		{"http://127.0.0.1:8090/ECC", dev, ""},
+		{"http://localhost:8090", dev, ""},
+		{"http://[::1]:8090", dev, ""},
+		{"http://connector.example.com", prod, "must use https"},
+		{"https://127.0.0.1", prod, "loopback"},
+		{"https://localhost", prod, "loopback"},
+		{"https://api.localhost", prod, "loopback"},
+		{"https://[::1]", prod, "loopback"},
+		{"http://10.1.2.3", dev, "private"},
+		{"http://172.16.0.1", dev, "private"},
+		{"http://172.31.255.255", dev, "private"},
+		{"http://192.168.1.10", dev, "private"},
+		{"http://169.254.169.254/latest/meta-data", dev, "metadata"},
+		{"http://[fd00:ec2::254]", dev, "metadata"},
+		{"http://100.100.100.200", dev, "metadata"},
+		{"http://169.254.10.1", dev, "link-local"},
+		{"http://[fe80::1]", dev, "link-local"},
+		{"http://[fc00::1]", dev, "private"},
+		{"http://[::ffff:10.0.0.1]", dev, "private"},
+		{"http://[::ffff:169.254.169.254]", dev, "metadata"},
+		{"http://[::ffff:127.0.0.1]", prod, "https"},
+		{"https://[::ffff:127.0.0.1]", prod, "loopback"},
+		{"http://[64:ff9b::a9fe:a9fe]", dev, "metadata"},
+		{"http://[2002:c0a8:0101::1]", dev, "private"},
+		{"http://0.0.0.0", dev, "unspecified"},
+		{"http://0.1.2.3", dev, "this network"},
+		{"http://[::]", dev, "unspecified"},
+		{"http://100.64.0.1", dev, "carrier-grade"},
+		{"http://224.0.0.1", dev, "multicast"},
+		{"http://255.255.255.255", dev, "broadcast"},
+		{"http://2130706433", dev, "numeric form"},     // 127.0.0.1 in decimal
+		{"http://2852039166", dev, "numeric form"},     // 169.254.169.254 in decimal
+		{"http://0177.0.0.1", dev, "numeric form"},     // octal
+		{"http://0x7f.0.0.1", dev, "numeric form"},     // hex
+		{"http://0xa9fea9fe", dev, "numeric form"},     // metadata in hex
+		{"http://10.1", dev, "numeric form"},           // short form
+		{"http://010.0.0.1", dev, "numeric form"},      // octal 8.0.0.1
+		{"ftp://connector.example.com", dev, "scheme"}, //
+		{"file:///etc/passwd", dev, "scheme"},          //
+		{"gopher://127.0.0.1", dev, "scheme"},          //
+		{"https://user:secret@connector.example.com", prod, "credentials"},
+		{"https://connector.example.com?x=1", prod, "query"},
+		{"https://", prod, "no host"},
+		{"https://connector.example.com:99999", prod, "port"},
+		{"not a url at all", dev, "scheme"},
+	} {
+		_, err := tc.guard.CheckURL(tc.url)
+		if tc.reason == "" {
+			assert.NoError(t, err, tc.url)
+			continue
+		}
+		if assert.Error(t, err, tc.url) {
+			assert.ErrorIs(t, err, ErrBlocked, tc.url)
+			assert.Contains(t, err.Error(), tc.reason, tc.url)
+		}
+	}
+}
+
+func TestLegacyIPv4Notations(t *testing.T) {
+	for in, want := range map[string]string{
+		"2130706433": "127.0.0.1", "0177.0.0.1": "127.0.0.1", "0x7f.1": "127.0.0.1",
+		"127.1": "127.0.0.1", "10.0.258": "10.0.1.2", "0xA9FEA9FE": "169.254.169.254",
+	} {
+		ip, ok := legacyIPv4(in)
+		require.True(t, ok, in)
+		assert.Equal(t, want, ip.String(), in)
+	}
+	for _, in := range []string{"example.com", "1.2.3.4.5", "256.1.1.1", "0x", "1..2", "09.1.1.1", "4294967296"} {
+		_, ok := legacyIPv4(in)
+		assert.False(t, ok, in)
+	}
+}
+
+// A host name passes the URL check, but the address it resolves to is checked at dial time:
+// this machine's own name resolves to loopback, which production refuses.
+func TestGuardChecksTheResolvedAddressAtDialTime(t *testing.T) {
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	addrs, err := net.LookupHost(host)
+	if err != nil || len(addrs) == 0 {
+		t.Skipf("%s does not resolve here", host)
+	}
+	ip := netip.MustParseAddr(addrs[0])
+	if !ip.IsLoopback() && !ip.IsPrivate() {
+		t.Skipf("%s resolves to the public address %s", host, ip)
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		t.Error("the guarded client reached the server")
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "https://"))
+	url := "https://" + host + ":" + port
+
+	g := Guard{Production: true}
+	_, err = g.CheckURL(url)
+	require.NoError(t, err, "the name itself is fine")
+	err = NewClient(g, 5*time.Second).Call(context.Background(), Target{URL: url}, EndpointSystemInfo, struct{}{}, nil)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrBlocked), "got %v", err)
+	assert.Contains(t, err.Error(), "loopback")
+}

@@ -1,0 +1,283 @@
+// Package saptools executes the sap_* tools against a workspace's connections: it resolves the
+// target connection, turns tool arguments into connector requests and shapes the answers for
+// the model. Definitions and approval modes live in internal/tools (pure); this is the I/O.
+package saptools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/tools"
+)
+
+// Conn is one connection a tool may route to.
+type Conn struct {
+	ID         string
+	Name       string
+	SystemType string // ECC or S4HANA
+	API        sap.Connector
+}
+
+// Executor runs SAP tools for one tool call. Writes staged by execute_rfc share one SAP
+// session per Executor, so a script's BAPI and its BAPI_TRANSACTION_COMMIT belong together.
+type Executor struct {
+	Conns   []Conn
+	Ledger  Ledger // ETL runs (cross-connection tools)
+	session string
+}
+
+// New builds an executor over the workspace's connections.
+func New(conns []Conn) *Executor {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return &Executor{Conns: conns, session: hex.EncodeToString(b)}
+}
+
+// ErrUnknownTool is returned for names that are not SAP tools.
+var ErrUnknownTool = errors.New("not an SAP tool")
+
+// Handles reports whether name is a tool this package runs.
+func Handles(name string) bool {
+	switch name {
+	case tools.SAPSearchIndex, tools.SAPGetTableSchema, tools.SAPReadTable, tools.SAPExecuteRFC, tools.SAPGetFunctionInterface,
+		tools.SAPGetSource, tools.SAPWhereUsed, tools.SAPListCustomObjects, tools.SAPGetSystemInfo:
+		return true
+	}
+	return false
+}
+
+// Run executes one SAP tool with validated arguments and returns a JSON-ready value. Errors
+// are sentences for the model (connector failures go through sap.Describe).
+func (e *Executor) Run(ctx context.Context, tool string, args map[string]any) (any, error) {
+	if !Handles(tool) {
+		return nil, ErrUnknownTool
+	}
+	conn, err := e.resolve(args)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.run(ctx, conn, tool, args)
+	if err != nil {
+		var se *sap.Error
+		if errors.As(err, &se) {
+			return nil, errors.New(sap.Describe(err))
+		}
+		return nil, fmt.Errorf("%s on %s: %w", tool, conn.Name, err)
+	}
+	return out, nil
+}
+
+// resolve picks the connection: connection_id when given, the only one otherwise.
+func (e *Executor) resolve(args map[string]any) (Conn, error) {
+	id, _ := args["connection_id"].(string)
+	if len(e.Conns) == 0 {
+		return Conn{}, errors.New("this workspace has no SAP connection; an admin adds one under the workspace's connections")
+	}
+	if id == "" {
+		if len(e.Conns) == 1 {
+			return e.Conns[0], nil
+		}
+		return Conn{}, fmt.Errorf("connection_id is required with several connections; choose one of: %s", e.describeConns())
+	}
+	for _, c := range e.Conns {
+		if strings.EqualFold(c.ID, id) || strings.EqualFold(c.Name, id) {
+			return c, nil
+		}
+	}
+	return Conn{}, fmt.Errorf("unknown connection_id %q; choose one of: %s", id, e.describeConns())
+}
+
+func (e *Executor) describeConns() string {
+	parts := make([]string, len(e.Conns))
+	for i, c := range e.Conns {
+		parts[i] = fmt.Sprintf("%s (%s, %s)", c.ID, c.Name, c.SystemType)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (e *Executor) run(ctx context.Context, conn Conn, tool string, args map[string]any) (any, error) {
+	api := conn.API
+	switch tool {
+	case tools.SAPGetSystemInfo:
+		var info sap.SystemInfo
+		err := api.Call(ctx, sap.EndpointSystemInfo, struct{}{}, &info)
+		return info, err
+	case tools.SAPGetTableSchema:
+		var schema sap.TableSchema
+		err := api.Call(ctx, sap.EndpointTableSchema, sap.TableSchemaRequest{Table: upper(args, "table")}, &schema)
+		return schema, err
+	case tools.SAPReadTable:
+		return e.readTable(ctx, api, args)
+	case tools.SAPExecuteRFC:
+		req := sap.ExecuteRFCRequest{Function: upper(args, "function"), Session: e.session}
+		req.Imports, _ = args["imports"].(map[string]any)
+		if t, ok := args["tables"].(map[string]any); ok {
+			req.Tables = map[string][]map[string]any{}
+			for name, rows := range t {
+				list, _ := rows.([]any)
+				for _, r := range list {
+					if m, ok := r.(map[string]any); ok {
+						req.Tables[name] = append(req.Tables[name], m)
+					}
+				}
+			}
+		}
+		req.TestRun, _ = args["test_run"].(bool)
+		req.Commit, _ = args["commit"].(bool)
+		var res sap.ExecuteRFCResponse
+		err := api.Call(ctx, sap.EndpointExecuteRFC, req, &res)
+		return res, err
+	case tools.SAPGetFunctionInterface:
+		var fi sap.FunctionInterface
+		err := api.Call(ctx, sap.EndpointFunctionInterface, sap.FunctionInterfaceRequest{Function: upper(args, "function")}, &fi)
+		return fi, err
+	case tools.SAPGetSource:
+		var src sap.ABAPSource
+		err := api.Call(ctx, sap.EndpointABAPSource, sap.ABAPSourceRequest{ObjectType: upper(args, "object_type"), Name: upper(args, "name")}, &src)
+		return src, err
+	case tools.SAPWhereUsed:
+		var wu sap.WhereUsedResponse
+		err := api.Call(ctx, sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: upper(args, "object_type"), Name: upper(args, "name"), Limit: intArg(args, "limit", 100)}, &wu)
+		return wu, err
+	case tools.SAPSearchIndex:
+		var res sap.SearchObjectsResponse
+		custom, _ := args["custom_only"].(bool)
+		err := api.Call(ctx, sap.EndpointSearchObjects, sap.SearchObjectsRequest{Query: str(args, "query"), ObjectType: upper(args, "object_type"),
+			CustomOnly: custom, Limit: intArg(args, "limit", 50)}, &res)
+		return res, err
+	case tools.SAPListCustomObjects:
+		q := str(args, "query")
+		if q == "" {
+			q = "*"
+		}
+		var res sap.SearchObjectsResponse
+		err := api.Call(ctx, sap.EndpointSearchObjects, sap.SearchObjectsRequest{Query: q, ObjectType: upper(args, "object_type"),
+			CustomOnly: true, Limit: intArg(args, "limit", 200)}, &res)
+		return res, err
+	}
+	return nil, ErrUnknownTool
+}
+
+// ReadTableResult is sap_read_table's answer: rows as objects, which models and scripts read
+// more reliably than positional arrays.
+type ReadTableResult struct {
+	Table    string              `json:"table"`
+	Fields   []string            `json:"fields"`
+	Rows     []map[string]string `json:"rows"`
+	RowCount int                 `json:"row_count"`
+}
+
+func (e *Executor) readTable(ctx context.Context, api sap.Connector, args map[string]any) (ReadTableResult, error) {
+	req := sap.ReadTableRequest{Table: upper(args, "table"), RowSkip: intArg(args, "row_skip", 0), RowCount: intArg(args, "row_count", 100)}
+	if list, ok := args["fields"].([]any); ok {
+		for _, f := range list {
+			if s, ok := f.(string); ok {
+				req.Fields = append(req.Fields, strings.ToUpper(s))
+			}
+		}
+	}
+	req.Options = WhereLines(str(args, "where"))
+	var res sap.ReadTableResponse
+	if err := api.Call(ctx, sap.EndpointReadTable, req, &res); err != nil {
+		return ReadTableResult{}, err
+	}
+	return shapeRows(req.Table, res), nil
+}
+
+func shapeRows(table string, res sap.ReadTableResponse) ReadTableResult {
+	out := ReadTableResult{Table: table, Fields: make([]string, len(res.Fields)), Rows: make([]map[string]string, 0, len(res.Rows))}
+	for i, f := range res.Fields {
+		out.Fields[i] = f.Name
+	}
+	for _, row := range res.Rows {
+		m := make(map[string]string, len(row))
+		for i, v := range row {
+			if i < len(out.Fields) {
+				m[out.Fields[i]] = v
+			}
+		}
+		out.Rows = append(out.Rows, m)
+	}
+	out.RowCount = len(out.Rows)
+	return out
+}
+
+// WhereLines splits a WHERE condition into RFC_READ_TABLE OPTIONS lines of at most 72
+// characters, breaking only between words outside quotes.
+func WhereLines(where string) []string {
+	where = strings.TrimSpace(where)
+	if where == "" {
+		return nil
+	}
+	const width = 72
+	var lines []string
+	var cur strings.Builder
+	inQuote := false
+	word := strings.Builder{}
+	flush := func() {
+		w := word.String()
+		word.Reset()
+		if w == "" {
+			return
+		}
+		if cur.Len() > 0 && cur.Len()+1+len(w) > width {
+			lines = append(lines, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte(' ')
+		}
+		cur.WriteString(w)
+	}
+	for _, r := range where {
+		if r == '\'' {
+			inQuote = !inQuote
+		}
+		if r == ' ' && !inQuote {
+			flush()
+			continue
+		}
+		word.WriteRune(r)
+	}
+	flush()
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
+
+func str(args map[string]any, key string) string {
+	s, _ := args[key].(string)
+	return strings.TrimSpace(s)
+}
+
+func upper(args map[string]any, key string) string { return strings.ToUpper(str(args, key)) }
+
+// intArg reads an integer argument however it was decoded (json.Number from the schema
+// validator, int64/float64 from scripts).
+func intArg(args map[string]any, key string, def int) int {
+	switch v := args[key].(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return int(n)
+		}
+	case int64:
+		return int(v)
+	case int:
+		return v
+	case float64:
+		return int(v)
+	case string:
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}

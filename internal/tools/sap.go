@@ -1,0 +1,150 @@
+package tools
+
+import (
+	"regexp"
+	"strings"
+)
+
+// SAP tools (seed 000 "Tool routing"): each routes by connection_id, which may be omitted when
+// the workspace has one connection. By default they are helpers of execute_code and not
+// offered to the model directly (DIRECT_CALL_TOOLS changes that per tool).
+const (
+	SAPSearchIndex          = "sap_search_index"
+	SAPGetTableSchema       = "sap_get_table_schema"
+	SAPReadTable            = "sap_read_table"
+	SAPExecuteRFC           = "sap_execute_rfc"
+	SAPGetFunctionInterface = "sap_get_function_interface"
+	SAPGetSource            = "sap_get_source"
+	SAPWhereUsed            = "sap_where_used"
+	SAPListCustomObjects    = "sap_list_custom_objects"
+	SAPGetSystemInfo        = "sap_get_system_info"
+)
+
+// connectionParam is shared by every SAP tool.
+const connectionParam = `"connection_id":{"type":"string","description":"ID (or exact name) of the SAP connection; optional when the workspace has exactly one"}`
+
+func sapParams(required string, props ...string) string {
+	all := append([]string{connectionParam}, props...)
+	req := ""
+	if required != "" {
+		req = `,"required":[` + required + `]`
+	}
+	return `{"type":"object","additionalProperties":false` + req + `,"properties":{` + strings.Join(all, ",") + `}}`
+}
+
+const objectTypes = `"enum":["TABL","PROG","FUGR","FUNC","CLAS","INTF","DDLS","ENHO","INCL","BADI","DTEL","DOMA","VIEW"]`
+
+// SAP returns the definitions of the SAP tools.
+func SAP() []Definition {
+	return []Definition{
+		{
+			Name:               SAPSearchIndex,
+			Description:        "Search the SAP system's repository (tables, function modules, classes, programs, CDS views, enhancements) by name or description; * is a wildcard.",
+			Parameters:         sapParams(`"query"`, `"query":{"type":"string","minLength":1,"maxLength":200}`, `"object_type":{"type":"string",`+objectTypes+`}`, `"custom_only":{"type":"boolean"}`, `"limit":{"type":"integer","minimum":1,"maximum":200}`),
+			ReturnDescription:  `{"objects": [{"type": str, "name": str, "description": str, "package": str, "custom": bool}]}`,
+			ExecuteCodeAllowed: true,
+		},
+		{
+			Name:               SAPGetTableSchema,
+			Description:        "Get a DDIC table's definition: fields with key flag, data element, domain, type, length, check table, customer appends.",
+			Parameters:         sapParams(`"table"`, `"table":{"type":"string","minLength":1,"maxLength":30}`),
+			ReturnDescription:  `{"table": str, "description": str, "delivery_class": str, "custom": bool, "row_count": int, "fields": [{"name": str, "key": bool, "data_element": str, "domain": str, "type": str, "length": int, "decimals": int, "description": str, "check_table": str, "appended": bool}]}`,
+			ExecuteCodeAllowed: true,
+		},
+		{
+			Name: SAPReadTable,
+			Description: "Read rows of a table with RFC_READ_TABLE semantics: choose fields (their total width must stay within 512 characters), " +
+				"filter with ABAP WHERE conditions such as \"LAND1 = 'DE' AND ERDAT >= '20240101'\", page with row_skip/row_count (at most 1000 rows per call).",
+			Parameters: sapParams(`"table"`, `"table":{"type":"string","minLength":1,"maxLength":30}`,
+				`"fields":{"type":"array","items":{"type":"string","minLength":1,"maxLength":30},"maxItems":100}`,
+				`"where":{"type":"string","maxLength":4000}`,
+				`"row_skip":{"type":"integer","minimum":0}`, `"row_count":{"type":"integer","minimum":1,"maximum":1000}`),
+			ReturnDescription:  `{"table": str, "fields": [str], "rows": [dict of field -> str], "row_count": int}`,
+			ExecuteCodeAllowed: true,
+		},
+		{
+			Name: SAPExecuteRFC,
+			Description: "Call a remote-enabled function module or BAPI. Reads run at once; BAPIs that change data, BAPI_TRANSACTION_COMMIT and unknown function modules need the user's approval. " +
+				"Set test_run to check a write without saving. Set commit to run BAPI_TRANSACTION_COMMIT after a successful write.",
+			Parameters: sapParams(`"function"`, `"function":{"type":"string","minLength":1,"maxLength":30,"pattern":"^[A-Za-z0-9_/]+$"}`,
+				`"imports":{"type":"object"}`, `"tables":{"type":"object","additionalProperties":{"type":"array","items":{"type":"object"}}}`,
+				`"test_run":{"type":"boolean"}`, `"commit":{"type":"boolean"}`),
+			ReturnDescription:  `{"exports": dict, "tables": dict of name -> [dict], "return": [{"type": "S|E|W|I|A", "id": str, "number": str, "message": str}], "committed": bool}`,
+			NeedsApproval:      true,
+			ExecuteCodeAllowed: true,
+			ModeFor:            rfcMode,
+		},
+		{
+			Name:               SAPGetFunctionInterface,
+			Description:        "Get a function module's interface: import, export, changing and table parameters, exceptions, whether it is released and whether it writes.",
+			Parameters:         sapParams(`"function"`, `"function":{"type":"string","minLength":1,"maxLength":30}`),
+			ReturnDescription:  `{"function": str, "group": str, "description": str, "released": bool, "writes": bool, "parameters": [{"name": str, "kind": "import|export|changing|tables", "type": str, "optional": bool, "description": str}], "exceptions": [str]}`,
+			ExecuteCodeAllowed: true,
+		},
+		{
+			Name:               SAPGetSource,
+			Description:        "Get the ABAP source of a program, class, function module, include, CDS view or enhancement.",
+			Parameters:         sapParams(`"name"`, `"object_type":{"type":"string",`+objectTypes+`}`, `"name":{"type":"string","minLength":1,"maxLength":120}`),
+			ReturnDescription:  `{"object_type": str, "name": str, "source": str, "lines": int}`,
+			ExecuteCodeAllowed: true,
+		},
+		{
+			Name:               SAPWhereUsed,
+			Description:        "List the custom objects that use a table, function module, class or other object, with line and snippet.",
+			Parameters:         sapParams(`"name"`, `"object_type":{"type":"string",`+objectTypes+`}`, `"name":{"type":"string","minLength":1,"maxLength":120}`, `"limit":{"type":"integer","minimum":1,"maximum":500}`),
+			ReturnDescription:  `{"usages": [{"object_type": str, "name": str, "line": int, "snippet": str}]}`,
+			ExecuteCodeAllowed: true,
+		},
+		{
+			Name:               SAPListCustomObjects,
+			Description:        "List custom (Z/Y) objects of the system, optionally of one type or matching a name pattern.",
+			Parameters:         sapParams(``, `"object_type":{"type":"string",`+objectTypes+`}`, `"query":{"type":"string","maxLength":200}`, `"limit":{"type":"integer","minimum":1,"maximum":500}`),
+			ReturnDescription:  `{"objects": [{"type": str, "name": str, "description": str, "package": str}]}`,
+			ExecuteCodeAllowed: true,
+		},
+		{
+			Name:               SAPGetSystemInfo,
+			Description:        "Get the SAP system's ID, type (ECC or S4HANA), release, client, database and installed components.",
+			Parameters:         sapParams(``),
+			ReturnDescription:  `{"system_id": str, "system_type": "ECC|S4HANA", "release": str, "client": str, "database": str, "components": [{"name": str, "release": str}]}`,
+			ExecuteCodeAllowed: true,
+		},
+	}
+}
+
+// Function modules known to only read. BAPI naming conventions cover most reads; these are
+// the exceptions and the RFC classics.
+var knownReads = map[string]bool{
+	"RFC_READ_TABLE": true, "RFC_SYSTEM_INFO": true, "RFC_GET_FUNCTION_INTERFACE": true, "DDIF_FIELDINFO_GET": true,
+	"BAPI_USER_GET_DETAIL": true, "BAPI_COMPANYCODE_GETDETAIL": true, "BAPI_COMPANYCODE_GETLIST": true,
+	"BAPI_MATERIAL_GET_DETAIL": true, "BAPI_CUSTOMER_GETDETAIL2": true, "BAPI_SALESORDER_GETLIST": true,
+	"BAPI_PO_GETDETAIL": true, "BAPI_PO_GETDETAIL1": true, "BAPI_TRANSACTION_ROLLBACK": true,
+}
+
+var (
+	readBAPI  = regexp.MustCompile(`^BAPI_\w+_(GET\w*|EXISTENCECHECK|READ\w*|DISPLAY\w*|SEARCH\w*)$`)
+	writeBAPI = regexp.MustCompile(`^BAPI_\w+_(CREATE\w*|CHANGE\w*|SAVE\w*|DELETE\w*|UPDATE\w*|POST\w*|CANCEL\w*|RELEASE\w*|MAINTAIN\w*|SET\w*|ADD\w*|REMOVE\w*)$|^BAPI_TRANSACTION_COMMIT$`)
+)
+
+// rfcMode: known reads run; known writes ask first unless in test-run mode (which saves
+// nothing), but a commit always asks; anything unknown asks.
+func rfcMode(args map[string]any) Mode {
+	fn, _ := args["function"].(string)
+	fn = strings.ToUpper(fn)
+	if knownReads[fn] || readBAPI.MatchString(fn) {
+		return Auto
+	}
+	commit, _ := args["commit"].(bool)
+	testRun, _ := args["test_run"].(bool)
+	if writeBAPI.MatchString(fn) && fn != "BAPI_TRANSACTION_COMMIT" && testRun && !commit {
+		return Auto
+	}
+	return ConfirmBefore
+}
+
+// RFCWrites reports whether calling fn may change data (used by execute_code's approval
+// check and the system prompt); unknown function modules count as writes.
+func RFCWrites(fn string) bool {
+	fn = strings.ToUpper(fn)
+	return !(knownReads[fn] || readBAPI.MatchString(fn))
+}
