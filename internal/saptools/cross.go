@@ -277,7 +277,7 @@ func readRows(ctx context.Context, c Conn, schema sap.TableSchema, want []string
 			if err := c.API.Call(ctx, sap.EndpointReadTable, sap.ReadTableRequest{Table: schema.Table, Fields: g, Options: WhereLines(where), RowSkip: skip, RowCount: n}, &res); err != nil {
 				return nil, err
 			}
-			for _, r := range shapeRows(schema.Table, res).Rows {
+			for _, r := range shapeRows(schema.Table, res).Rows() {
 				k := rowKey(r, keys)
 				if gi == 0 {
 					rows = append(rows, r)
@@ -527,7 +527,7 @@ func (j *job) load(ctx context.Context, dry bool, mode string, maxRows int) (any
 			return nil, fmt.Errorf("checking for a dry run: %w", err)
 		}
 		if !ok {
-			return nil, errors.New("no successful dry run of this mapping and filter: run extract_transform_load with dry_run=true first and fix what it reports")
+			return nil, errors.New("no successful dry run of this mapping and filter (the latest dry run must find rows and refuse none): run extract_transform_load with dry_run=true first and fix what it reports")
 		}
 	}
 	ts, err := schemaOf(ctx, j.dst, j.m.TargetTable)

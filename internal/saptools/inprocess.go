@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
@@ -28,6 +29,12 @@ func (p InProcess) Call(ctx context.Context, endpoint string, req, resp any) err
 		return err
 	}
 	if resp == nil {
+		return nil
+	}
+	// The simulator answers with the protocol's own structs, built fresh for each call: hand
+	// them over as they are when the caller asked for that type (no JSON round trip).
+	if rv := reflect.ValueOf(resp); rv.Kind() == reflect.Pointer && !rv.IsNil() && reflect.TypeOf(out) == rv.Elem().Type() {
+		rv.Elem().Set(reflect.ValueOf(out))
 		return nil
 	}
 	raw, err := json.Marshal(out)

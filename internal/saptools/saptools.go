@@ -165,13 +165,80 @@ func (e *Executor) run(ctx context.Context, conn Conn, tool string, args map[str
 	return nil, ErrUnknownTool
 }
 
-// ReadTableResult is sap_read_table's answer: rows as objects, which models and scripts read
-// more reliably than positional arrays.
+// ReadTableResult is sap_read_table's answer. It is written as rows of objects (models and
+// scripts read those more reliably than positional arrays) but kept as arrays in between.
 type ReadTableResult struct {
-	Table    string              `json:"table"`
-	Fields   []string            `json:"fields"`
-	Rows     []map[string]string `json:"rows"`
-	RowCount int                 `json:"row_count"`
+	Table    string
+	Fields   []string
+	Values   [][]string // one entry per row, in the order of Fields
+	RowCount int
+}
+
+// Rows returns the rows as field → value maps.
+func (r ReadTableResult) Rows() []map[string]string {
+	out := make([]map[string]string, len(r.Values))
+	for i, row := range r.Values {
+		m := make(map[string]string, len(row))
+		for j, v := range row {
+			if j < len(r.Fields) {
+				m[r.Fields[j]] = v
+			}
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// MarshalJSON writes each row's fields in the table's order (a map would sort them, and
+// encoding a map per row is the most expensive part of answering a large read).
+func (r ReadTableResult) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 64+len(r.Values)*len(r.Fields)*24)
+	b = append(b, `{"table":`...)
+	b = appendJSONString(b, r.Table)
+	b = append(b, `,"fields":[`...)
+	for i, f := range r.Fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, f)
+	}
+	b = append(b, `],"rows":[`...)
+	for i, row := range r.Values {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		for j, f := range r.Fields {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, f)
+			b = append(b, ':')
+			v := ""
+			if j < len(row) {
+				v = row[j]
+			}
+			b = appendJSONString(b, v)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"row_count":`...)
+	b = strconv.AppendInt(b, int64(r.RowCount), 10)
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string; plain ASCII (nearly all SAP data) is copied
+// as is, anything else goes through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			raw, _ := json.Marshal(s)
+			return append(b, raw...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func (e *Executor) readTable(ctx context.Context, api sap.Connector, args map[string]any) (ReadTableResult, error) {
@@ -192,20 +259,13 @@ func (e *Executor) readTable(ctx context.Context, api sap.Connector, args map[st
 }
 
 func shapeRows(table string, res sap.ReadTableResponse) ReadTableResult {
-	out := ReadTableResult{Table: table, Fields: make([]string, len(res.Fields)), Rows: make([]map[string]string, 0, len(res.Rows))}
+	out := ReadTableResult{Table: table, Fields: make([]string, len(res.Fields)), Values: res.Rows, RowCount: len(res.Rows)}
 	for i, f := range res.Fields {
 		out.Fields[i] = f.Name
 	}
-	for _, row := range res.Rows {
-		m := make(map[string]string, len(row))
-		for i, v := range row {
-			if i < len(out.Fields) {
-				m[out.Fields[i]] = v
-			}
-		}
-		out.Rows = append(out.Rows, m)
+	if out.Values == nil {
+		out.Values = [][]string{}
 	}
-	out.RowCount = len(out.Rows)
 	return out
 }
 

@@ -29,11 +29,12 @@ func (s *Store) RecordETLRun(ctx context.Context, r ETLRun) error {
 	return err
 }
 
-// SucceededDryRun reports whether the workspace ran a dry run of this fingerprint without a
-// single refused row.
+// SucceededDryRun reports whether the workspace's latest dry run of this fingerprint found
+// rows and refused none.
 func (s *Store) SucceededDryRun(ctx context.Context, workspaceID uuid.UUID, fingerprint string) (bool, error) {
 	var ok bool
-	err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM etl_runs WHERE workspace_id = $1 AND fingerprint = $2 AND dry_run AND failed = 0 AND extracted > 0)`,
+	err := s.Pool.QueryRow(ctx, `SELECT COALESCE((SELECT failed = 0 AND extracted > 0 FROM etl_runs
+		WHERE workspace_id = $1 AND fingerprint = $2 AND dry_run ORDER BY id DESC LIMIT 1), false)`,
 		workspaceID, fingerprint).Scan(&ok)
 	return ok, err
 }

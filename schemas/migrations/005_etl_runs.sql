@@ -1,5 +1,5 @@
--- Every extract_transform_load run. A real load looks here for a successful dry run of the same
--- fingerprint (mapping + source + target + filter) in the same workspace.
+-- Every extract_transform_load run. A real load requires that the latest dry run of the same
+-- fingerprint (mapping + source + target + filter) in the workspace found rows and refused none.
 CREATE TABLE etl_runs (
     id                   bigserial PRIMARY KEY,
     workspace_id         uuid        NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
@@ -15,7 +15,7 @@ CREATE TABLE etl_runs (
     failed               integer     NOT NULL,
     created_at           timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX etl_runs_dry_runs ON etl_runs (workspace_id, fingerprint) WHERE dry_run AND failed = 0;
+CREATE INDEX etl_runs_dry_runs ON etl_runs (workspace_id, fingerprint, id) WHERE dry_run;
 
 ---- create above / drop below ----
 
