@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/saptools"
@@ -52,7 +53,9 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 		Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "running", "arguments": in.Call.Arguments}})
 
 	start := time.Now()
+	stopBeating := heartbeatWhileRunning(ctx)
 	content, toolErr := a.runTool(ctx, agent, in.UserID, in.Call)
+	stopBeating()
 	res := workflows.ToolResult{ToolCallID: in.Call.ID, Name: in.Call.Name, Content: content}
 	if toolErr == nil && len(content) > InlineToolOutput {
 		// Claim check: the full output stays in Postgres; history and events carry a preview.
@@ -81,6 +84,33 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 		return workflows.ToolResult{}, fmt.Errorf("action log: %w", err)
 	}
 	return res, nil
+}
+
+// toolHeartbeat is how often a running tool tells Temporal it is alive (the workflow's
+// heartbeat timeout for tools is 30 s): an ETL load or a long script is not mistaken for a
+// crashed worker and run a second time, and a stop reaches it through the heartbeat.
+const toolHeartbeat = 5 * time.Second
+
+func heartbeatWhileRunning(ctx context.Context) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(toolHeartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, "running")
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // runTool dispatches a call to its implementation. Arguments were validated by the workflow.
