@@ -7,11 +7,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Publishes are group-committed: callers queue their script call and a few flushers send
-// whatever is queued as one Redis pipeline. Alone, a publish goes out at once (a pipeline of
-// one); when many activities publish at the same moment, they share round trips instead of
-// queueing for pool connections, which keeps both throughput and the latency tail close to
-// a bare PUBLISH.
+// Publishes are group-committed: at most `flushers` pipelines are in flight. A caller that
+// finds a free slot sends its call (and whatever is queued) itself; otherwise it queues and a
+// flusher sends the queue as one pipeline. Alone, a publish goes out at once; when many
+// activities publish at the same moment they share round trips instead of queueing for pool
+// connections, which keeps throughput and the latency tail close to a bare PUBLISH.
 const (
 	flushers      = 4   // pipelines in flight at once (each holds one pooled connection)
 	maxBatch      = 128 // script calls per pipeline
@@ -29,13 +29,14 @@ type publishCall struct {
 type pipeline struct {
 	rdb   *redis.Client
 	calls chan *publishCall
+	slots chan struct{} // pipelines in flight, inline or by a flusher
 	start sync.Once
 	stop  chan struct{}
 	wg    sync.WaitGroup
 }
 
 func newPipeline(rdb *redis.Client) *pipeline {
-	return &pipeline{rdb: rdb, calls: make(chan *publishCall, queueCapacity), stop: make(chan struct{})}
+	return &pipeline{rdb: rdb, calls: make(chan *publishCall, queueCapacity), slots: make(chan struct{}, flushers), stop: make(chan struct{})}
 }
 
 // run queues one script call and waits for its result or ctx.
@@ -47,6 +48,18 @@ func (p *pipeline) run(ctx context.Context, keys []string, args ...any) (int64, 
 		}
 	})
 	c := &publishCall{keys: keys, args: args, done: make(chan struct{})}
+	// When a pipeline slot is free the caller sends its own call (with whatever is queued)
+	// without handing it to a flusher goroutine: two fewer scheduling hops per event.
+	select {
+	case p.slots <- struct{}{}:
+		batch := p.drain([]*publishCall{c})
+		p.exec(batch)
+		<-p.slots
+		return c.seq, c.err
+	case <-p.stop:
+		return 0, redis.ErrClosed
+	default:
+	}
 	select {
 	case p.calls <- c:
 	case <-ctx.Done():
@@ -80,17 +93,23 @@ func (p *pipeline) flushLoop() {
 		case <-p.stop:
 			return
 		}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case c := <-p.calls:
-				batch = append(batch, c)
-			default:
-				break drain
-			}
-		}
-		p.exec(batch)
+		p.slots <- struct{}{}
+		p.exec(p.drain(batch))
+		<-p.slots
 	}
+}
+
+// drain adds the calls already queued to batch, up to maxBatch.
+func (p *pipeline) drain(batch []*publishCall) []*publishCall {
+	for len(batch) < maxBatch {
+		select {
+		case c := <-p.calls:
+			batch = append(batch, c)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 func (p *pipeline) exec(batch []*publishCall) {
