@@ -41,19 +41,28 @@ func sapFailed(c *gin.Context, err error) {
 	}
 }
 
-// sapConnection resolves the connection named by ?connection_id= (or the only one) for the caller.
-func (s *Server) sapConnection(c *gin.Context, connID string) (saptools.Conn, bool) {
+// sapConnections resolves the workspace's connections for the caller (with their SAP login).
+func (s *Server) sapConnections(c *gin.Context) ([]saptools.Conn, bool) {
 	w, ok := s.workspaceAccess(c, "id", false)
 	if !ok {
-		return saptools.Conn{}, false
+		return nil, false
 	}
 	if s.SAP == nil {
 		unavailable(c, "SAP connectivity")
-		return saptools.Conn{}, false
+		return nil, false
 	}
 	conns, err := s.SAP.Connections(c.Request.Context(), w.ID, userOf(c))
 	if err != nil {
 		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
+		return nil, false
+	}
+	return conns, true
+}
+
+// sapConnection resolves the connection named by ?connection_id= (or the only one) for the caller.
+func (s *Server) sapConnection(c *gin.Context, connID string) (saptools.Conn, bool) {
+	conns, ok := s.sapConnections(c)
+	if !ok {
 		return saptools.Conn{}, false
 	}
 	if len(conns) == 0 {
@@ -102,17 +111,8 @@ func (s *Server) getSource(c *gin.Context) {
 
 // connectorHealth checks that each connection's connector answers (or ?connection_id=).
 func (s *Server) connectorHealth(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	conns, ok := s.sapConnections(c)
 	if !ok {
-		return
-	}
-	if s.SAP == nil {
-		unavailable(c, "SAP connectivity")
-		return
-	}
-	conns, err := s.SAP.Connections(c.Request.Context(), w.ID, userOf(c))
-	if err != nil {
-		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
 		return
 	}
 	only := c.Query("connection_id")

@@ -103,37 +103,34 @@ func (s *Server) workspaceSocket(c *gin.Context) {
 	if !ok {
 		return
 	}
-	conn, ctx, ok := s.upgrade(c, l)
-	if !ok {
-		return
-	}
-	go func() {
-		defer s.closeSocket(conn, l)
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		go drainReads(conn, cancel)
-		s.relayTopic(ctx, topic, after, l, &wsSink{conn: conn}, func(ctx context.Context, seq int64) (gin.H, error) {
+	s.serveSocket(c, l, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
+		go drainReads(ws.conn, cancel)
+		s.relayTopic(ctx, topic, after, l, ws, func(ctx context.Context, seq int64) (gin.H, error) {
 			return gin.H{"type": "init", "seq": seq, "workspace": w}, nil
 		})
-	}()
+	})
 }
 
-// upgrade switches to the WebSocket protocol. The relay then runs on its own goroutine and the
+// serveSocket switches to the WebSocket protocol and runs serve on its own goroutine, then the
 // handler returns, so net/http releases the request's buffers and the handler's deep stack: an
-// idle connection costs only the socket, the relay and the reader.
-func (s *Server) upgrade(c *gin.Context, l *events.Listener) (*websocket.Conn, context.Context, bool) {
+// idle connection costs only the socket, the relay and the reader. serve's context ends when
+// the client goes away (cancel) or serve returns; the listener and socket are released after.
+func (s *Server) serveSocket(c *gin.Context, l *events.Listener, serve func(ctx context.Context, cancel context.CancelFunc, ws *wsSink)) {
 	conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
 	if err != nil {
 		s.Hub.Unsubscribe(l)
-		return nil, nil, false // the upgrader has written the HTTP error
+		return // the upgrader has written the HTTP error
 	}
 	// The request's context ends when the handler returns; keep its values, not its lifetime.
-	return conn, context.WithoutCancel(c.Request.Context()), true
-}
-
-func (s *Server) closeSocket(conn *websocket.Conn, l *events.Listener) {
-	s.Hub.Unsubscribe(l)
-	_ = conn.Close()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request.Context()))
+	go func() {
+		defer func() {
+			cancel()
+			s.Hub.Unsubscribe(l)
+			_ = conn.Close()
+		}()
+		serve(ctx, cancel, &wsSink{conn: conn})
+	}()
 }
 
 // drainReads consumes client frames (pongs, close) of a read-only stream.
@@ -155,18 +152,10 @@ func (s *Server) agentSocket(c *gin.Context) {
 		return
 	}
 	user := userOf(c)
-	conn, ctx, ok := s.upgrade(c, l)
-	if !ok {
-		return
-	}
-	go func() {
-		defer s.closeSocket(conn, l)
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		ws := &wsSink{conn: conn}
+	s.serveSocket(c, l, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
 		go s.readCommands(ctx, cancel, ws, agent, user)
 		s.relay(ctx, agent, after, l, ws)
-	}()
+	})
 }
 
 // agentEvents is the SSE twin of agentSocket (resume with Last-Event-ID or ?after=).

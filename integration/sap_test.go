@@ -334,4 +334,14 @@ func TestSAPRoutesTestConnectionsAndServeSource(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, e.do("GET", base+"/source?connection_id="+ecc.ID+"&object_type=PROG&name=ZDOES_NOT_EXIST", nil, &apiErr))
 	assert.Equal(t, http.StatusBadRequest, e.do("GET", base+"/source?object_type=PROG&name="+prog, nil, &apiErr))
 	assert.Equal(t, http.StatusBadRequest, e.do("GET", base+"/source?connection_id="+ecc.ID, nil, &apiErr))
+
+	// A connector that is down: 502 for the source, reported unreachable by the health check.
+	var down connectionJSON
+	require.Equal(t, http.StatusCreated, e.do("POST", base+"/connections",
+		map[string]any{"name": "down", "system_type": "ECC", "connector_url": "http://127.0.0.1:" + itoa(int64(freePort(t)))}, &down))
+	assert.Equal(t, http.StatusBadGateway, e.do("GET", base+"/source?connection_id="+down.ID+"&object_type=PROG&name="+prog, nil, &apiErr))
+	assert.Equal(t, "connector_unavailable", apiErr.Code)
+	require.Equal(t, http.StatusOK, e.do("GET", base+"/connector-health?connection_id="+down.ID, nil, &health))
+	require.Len(t, health.Data, 1)
+	assert.False(t, health.Data[0].Reachable)
 }

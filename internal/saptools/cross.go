@@ -139,6 +139,27 @@ type job struct {
 	src, dst Conn
 	m        etl.Mapping
 	where    string
+
+	srcSchema, dstSchema *sap.TableSchema // the mapping's tables, read once per call
+}
+
+// schemas returns the mapping's source and target table definitions, reading each once.
+func (j *job) schemas(ctx context.Context) (src, dst sap.TableSchema, err error) {
+	if j.srcSchema == nil {
+		s, err := schemaOf(ctx, j.src, j.m.SourceTable)
+		if err != nil {
+			return src, dst, err
+		}
+		j.srcSchema = &s
+	}
+	if j.dstSchema == nil {
+		s, err := schemaOf(ctx, j.dst, j.m.TargetTable)
+		if err != nil {
+			return src, dst, err
+		}
+		j.dstSchema = &s
+	}
+	return *j.srcSchema, *j.dstSchema, nil
 }
 
 func schemaOf(ctx context.Context, c Conn, table string) (sap.TableSchema, error) {
@@ -226,7 +247,7 @@ func nonNil(s []string) []string {
 // readSource reads the mapping's source fields (plus the fields needed to key rows), paging
 // by rows and splitting the field list into groups that fit RFC_READ_TABLE's 512 characters.
 func (j *job) readSource(ctx context.Context, limit int) ([]map[string]string, error) {
-	ss, err := schemaOf(ctx, j.src, j.m.SourceTable)
+	ss, _, err := j.schemas(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -325,11 +346,7 @@ func checkValue(f sap.Field, v string) string {
 }
 
 func (j *job) validate(ctx context.Context, sample int) (any, error) {
-	ss, err := schemaOf(ctx, j.src, j.m.SourceTable)
-	if err != nil {
-		return nil, err
-	}
-	ts, err := schemaOf(ctx, j.dst, j.m.TargetTable)
+	ss, ts, err := j.schemas(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -413,11 +430,7 @@ func (j *job) preview(ctx context.Context, n int) (any, error) {
 
 // suggest proposes transforms from the schemas and a sample of source values.
 func (j *job) suggest(ctx context.Context, sample int) (any, error) {
-	ss, err := schemaOf(ctx, j.src, j.m.SourceTable)
-	if err != nil {
-		return nil, err
-	}
-	ts, err := schemaOf(ctx, j.dst, j.m.TargetTable)
+	ss, ts, err := j.schemas(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +543,7 @@ func (j *job) load(ctx context.Context, dry bool, mode string, maxRows int) (any
 			return nil, errors.New("no successful dry run of this mapping and filter (the latest dry run must find rows and refuse none): run extract_transform_load with dry_run=true first and fix what it reports")
 		}
 	}
-	ts, err := schemaOf(ctx, j.dst, j.m.TargetTable)
+	_, ts, err := j.schemas(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -592,7 +605,7 @@ type difference struct {
 
 // reconcile compares the transformed source with the target: counts, keys, sampled values.
 func (j *job) reconcile(ctx context.Context, sample int) (any, error) {
-	ts, err := schemaOf(ctx, j.dst, j.m.TargetTable)
+	_, ts, err := j.schemas(ctx)
 	if err != nil {
 		return nil, err
 	}

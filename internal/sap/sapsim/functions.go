@@ -500,9 +500,7 @@ func rfcReadTable(s *System, _ user, req sap.ExecuteRFCRequest) (sap.ExecuteRFCR
 		rt.Fields = append(rt.Fields, str(f, "FIELDNAME"))
 	}
 	delim := str(req.Imports, "DELIMITER")
-	s.mu.RUnlock() // readTable takes the lock itself
-	res, err := s.readTable(user{name: serviceUser}, rt)
-	s.mu.RLock()
+	res, err := s.readTableLocked(user{name: serviceUser}, rt)
 	if err != nil {
 		e := err.(*sap.Error)
 		return sap.ExecuteRFCResponse{Return: []sap.BAPIReturn{ret("E", "SDTX", "000", "%s: %s", e.Exception, e.Message)}}, nil

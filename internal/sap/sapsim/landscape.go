@@ -338,9 +338,14 @@ func (s *System) authorizedTable(u user, t *table) error {
 }
 
 func (s *System) readTable(u user, req sap.ReadTableRequest) (sap.ReadTableResponse, error) {
-	name := strings.ToUpper(strings.TrimSpace(req.Table))
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return s.readTableLocked(u, req)
+}
+
+// readTableLocked is readTable for callers that hold s.mu (RFC_READ_TABLE through execute_rfc).
+func (s *System) readTableLocked(u user, req sap.ReadTableRequest) (sap.ReadTableResponse, error) {
+	name := strings.ToUpper(strings.TrimSpace(req.Table))
 	t, ok := s.tables[name]
 	if !ok {
 		return sap.ReadTableResponse{}, errorf(http.StatusNotFound, sap.ErrNotFound, "TABLE_NOT_AVAILABLE", "table %s is not available in %s", name, s.info.SystemID)
