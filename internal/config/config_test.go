@@ -32,10 +32,13 @@ func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
 
 func TestMalformedValuesNameTheVariable(t *testing.T) {
 	for name, vars := range map[string]map[string]string{
-		"MAX_MESSAGE_BYTES":  {"MAX_MESSAGE_BYTES": "lots"},
-		"AGENT_IDLE_TIMEOUT": {"AGENT_IDLE_TIMEOUT": "a week"},
-		"PRIMARY_MODEL":      {"PRIMARY_MODEL": "gpt-4o"},
-		"ENVIRONMENT":        {"ENVIRONMENT": "staging"},
+		"MAX_MESSAGE_BYTES":    {"MAX_MESSAGE_BYTES": "lots"},
+		"AGENT_IDLE_TIMEOUT":   {"AGENT_IDLE_TIMEOUT": "a week"},
+		"PRIMARY_MODEL":        {"PRIMARY_MODEL": "gpt-4o"},
+		"ENVIRONMENT":          {"ENVIRONMENT": "staging"},
+		"SAPSIM_ERROR_RATE":    {"SAPSIM_ERROR_RATE": "1.5"},
+		"CONNECTOR_TIMEOUT":    {"CONNECTOR_TIMEOUT": "0s"},
+		"EXECUTE_CODE_TIMEOUT": {"EXECUTE_CODE_TIMEOUT": "soon"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(env(vars))

@@ -48,6 +48,11 @@ func (p *pipeline) run(ctx context.Context, keys []string, args ...any) (int64, 
 		}
 	})
 	c := &publishCall{keys: keys, args: args, done: make(chan struct{})}
+	select {
+	case <-p.stop: // checked first: the selects below choose at random among ready cases
+		return 0, redis.ErrClosed
+	default:
+	}
 	// When a pipeline slot is free the caller sends its own call (with whatever is queued)
 	// without handing it to a flusher goroutine: two fewer scheduling hops per event.
 	select {

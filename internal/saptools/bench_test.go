@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"sort"
 	"testing"
 	"time"
 
@@ -78,12 +79,6 @@ func BenchmarkReadTableThroughput(b *testing.B) {
 
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
+	sort.Float64s(s)
 	return s[len(s)/2]
 }

@@ -9,6 +9,20 @@ import (
 	"go.starlark.net/syntax"
 )
 
+// Parse parses a script in the sandbox's dialect without running it, for analyses outside this
+// package (such as which functions a script calls). Syntax errors carry their line and column.
+func Parse(code string) (*syntax.File, error) {
+	f, err := fileOptions.Parse(filename, code, 0)
+	if err != nil {
+		var se syntax.Error
+		if errors.As(err, &se) {
+			return nil, syntaxError(se, strings.Split(code, "\n"))
+		}
+		return nil, fmt.Errorf("syntax error: %v", err)
+	}
+	return f, nil
+}
+
 // Referenced parses code (without running it) and returns the names of known helpers it
 // references, sorted and deduplicated. Any use of the name counts — a call, an alias such as
 // `f = sap_write`, a reference inside a function, lambda or comprehension — because a script can
@@ -21,13 +35,9 @@ func Referenced(code string, helpers []string) (names []string, err error) {
 			names, err = nil, fmt.Errorf("the script could not be analysed (internal error: %v)", p)
 		}
 	}()
-	f, err := fileOptions.Parse(filename, code, 0)
+	f, err := Parse(code)
 	if err != nil {
-		var se syntax.Error
-		if errors.As(err, &se) {
-			return nil, syntaxError(se, strings.Split(code, "\n"))
-		}
-		return nil, fmt.Errorf("syntax error: %v", err)
+		return nil, err
 	}
 	known := make(map[string]bool, len(helpers))
 	for _, h := range helpers {

@@ -63,7 +63,7 @@ func executeCode(helpers func() []script.Helper) Definition {
 // literal function= naming a known read, without commit. Any other use (an alias, a computed
 // function name, a commit) counts as a possible write. Parsing is pure, so workflows may call it.
 func onlyReadRFCs(code string) bool {
-	f, err := (&syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}).Parse("script.star", code, 0)
+	f, err := script.Parse(code)
 	if err != nil {
 		return false
 	}
