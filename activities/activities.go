@@ -4,12 +4,12 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sapagent/sapagent/internal/events"
@@ -33,22 +33,19 @@ type Activities struct {
 	codeDocsText string
 }
 
-// Registrar is the part of worker.Worker that registers activities.
-type Registrar interface {
-	RegisterActivityWithOptions(a interface{}, options activity.RegisterOptions)
-}
-
-// Register registers every activity under the name the workflows use.
-func (a *Activities) Register(r Registrar) {
-	r.RegisterActivityWithOptions(a.LoadConversation, activity.RegisterOptions{Name: workflows.ActivityLoadConversation})
-	r.RegisterActivityWithOptions(a.BeginTurn, activity.RegisterOptions{Name: workflows.ActivityBeginTurn})
-	r.RegisterActivityWithOptions(a.SetStatus, activity.RegisterOptions{Name: workflows.ActivitySetStatus})
-	r.RegisterActivityWithOptions(a.GenerateReply, activity.RegisterOptions{Name: workflows.ActivityGenerateReply})
-	r.RegisterActivityWithOptions(a.PublishError, activity.RegisterOptions{Name: workflows.ActivityPublishError})
-	r.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
-	r.RegisterActivityWithOptions(a.SaveToolResults, activity.RegisterOptions{Name: workflows.ActivitySaveToolResults})
-	r.RegisterActivityWithOptions(a.PublishEvent, activity.RegisterOptions{Name: workflows.ActivityPublishEvent})
-	r.RegisterActivityWithOptions(a.GenerateTitle, activity.RegisterOptions{Name: workflows.ActivityGenerateTitle})
+// Register registers every activity through the workflows' typed contracts, so a signature
+// that drifts from what the workflow calls does not compile.
+func (a *Activities) Register(r workflows.Registry) {
+	workflows.LoadConversation.Register(r, a.LoadConversation)
+	workflows.BeginTurn.Register(r, a.BeginTurn)
+	workflows.SetStatus.Register(r, a.SetStatus)
+	workflows.GenerateReply.Register(r, a.GenerateReply)
+	workflows.PublishError.Register(r, a.PublishError)
+	workflows.ExecuteTool.Register(r, a.ExecuteTool)
+	workflows.SaveToolResults.Register(r, a.SaveToolResults)
+	workflows.PublishEvent.Register(r, a.PublishEvent)
+	workflows.GenerateTitle.Register(r, a.GenerateTitle)
+	workflows.ParkMessage.Register(r, a.ParkMessage)
 }
 
 // LoadConversation returns the last message seq stored for the agent.
@@ -60,8 +57,10 @@ func (a *Activities) LoadConversation(ctx context.Context, agentID string) (int6
 	return a.Store.LastMessageSeq(ctx, id)
 }
 
-// BeginTurn stores the user's message, marks the agent active, tells the clients both, and
-// returns the sender's tool policy for the turn.
+// BeginTurn stores the user's message and marks the agent active (one transaction), tells the
+// clients both, and returns the sender's tool policy for the turn. Outages are returned as
+// plain errors (the workflow retries until they end); only input that can never be stored is
+// non-retryable.
 func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (workflows.TurnContext, error) {
 	tc := workflows.TurnContext{Policy: store.DefaultToolPolicy}
 	agentID, err := parseAgentID(in.AgentID)
@@ -70,11 +69,11 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 	}
 	msgID, err := uuid.Parse(in.Message.ID)
 	if err != nil {
-		return tc, temporal.NewNonRetryableApplicationError("bad message id", "BadInput", err)
+		return tc, badInput("bad message id", err)
 	}
-	agent, err := a.Store.GetAgent(ctx, agentID)
+	agent, err := a.loadAgent(ctx, agentID)
 	if err != nil {
-		return tc, fmt.Errorf("load agent: %w", err)
+		return tc, err
 	}
 	tc.Model = agent.Model
 	if tc.Model == "" {
@@ -85,19 +84,48 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 			return tc, fmt.Errorf("load tool policy: %w", err)
 		}
 	}
-	saved, err := a.Store.SaveMessage(ctx, store.Message{
-		ID: msgID, AgentID: agentID, Seq: in.Seq, Role: "user", Content: in.Message.Content,
+	saved, dup, err := a.Store.RecordUserMessage(ctx, store.UserTurn{
+		ID: msgID, AgentID: agentID, Seq: in.Seq, Content: in.Message.Content, Parked: in.Message.Parked,
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrParkedMessageMissing), errors.Is(err, store.ErrMessageIDTaken):
+		return tc, badInput(err.Error(), err)
+	case err != nil:
 		return tc, fmt.Errorf("save user message: %w", err)
 	}
-	if err := a.Store.SetAgentStatus(ctx, agentID, workflows.StatusActive); err != nil {
-		return tc, fmt.Errorf("save status: %w", err)
+	tc.Seq, tc.Duplicate = saved.Seq, dup
+	if dup {
+		return tc, nil
 	}
 	topic := events.AgentTopic(in.AgentID)
 	a.publish(ctx, topic, events.Event{ID: "msg:" + saved.ID.String(), Type: "message", Fields: map[string]any{"message": saved}})
 	a.publish(ctx, topic, events.Event{ID: in.EventID, Type: "status", Fields: map[string]any{"status": workflows.StatusActive}})
 	return tc, nil
+}
+
+// ParkMessage stores a queued message's content before the workflow continues as new.
+func (a *Activities) ParkMessage(ctx context.Context, in workflows.ParkInput) error {
+	agentID, err := parseAgentID(in.AgentID)
+	if err != nil {
+		return err
+	}
+	msgID, err := uuid.Parse(in.Message.ID)
+	if err != nil {
+		return badInput("bad message id", err)
+	}
+	return a.Store.ParkMessage(ctx, msgID, agentID, in.Message.UserID, in.Message.Content)
+}
+
+// loadAgent loads the agent; one that no longer exists is not an outage to wait out.
+func (a *Activities) loadAgent(ctx context.Context, id uuid.UUID) (store.Agent, error) {
+	agent, err := a.Store.GetAgent(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return agent, badInput("agent "+id.String()+" no longer exists", err)
+	}
+	if err != nil {
+		return agent, fmt.Errorf("load agent: %w", err)
+	}
+	return agent, nil
 }
 
 // PublishEvent publishes one workflow-driven event (approval_needed, tool_rejected, stopped…).
@@ -136,7 +164,12 @@ func (a *Activities) publish(ctx context.Context, topic string, ev events.Event)
 func parseAgentID(s string) (uuid.UUID, error) {
 	id, err := uuid.Parse(s)
 	if err != nil {
-		return id, temporal.NewNonRetryableApplicationError("bad agent id "+s, "BadInput", err)
+		return id, badInput("bad agent id "+s, err)
 	}
 	return id, nil
+}
+
+// badInput is an error no retry can fix.
+func badInput(msg string, cause error) error {
+	return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBadInput, cause)
 }

@@ -28,7 +28,7 @@ func TestRunningToolsHeartbeat(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	slowTool := func(ctx context.Context) error {
-		stop := heartbeatWhileRunning(ctx)
+		stop := heartbeatEvery(ctx, toolHeartbeat)
 		time.Sleep(150 * time.Millisecond)
 		stop()
 		return nil
@@ -42,5 +42,5 @@ func TestRunningToolsHeartbeat(t *testing.T) {
 	assert.Equal(t, got, beats.Load(), "no heartbeats after the tool returned")
 
 	// Outside an activity (unit tests, scripts run elsewhere) it is a no-op.
-	heartbeatWhileRunning(context.Background())()
+	heartbeatEvery(context.Background(), time.Second)()
 }

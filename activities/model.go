@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	openai "github.com/sashabaranov/go-openai"
@@ -25,25 +26,41 @@ import (
 // maxTranscript bounds how many stored messages a reply reads.
 const maxTranscript = 1000
 
+// modelHeartbeat is how often the model activity tells Temporal it is alive, from its first
+// moment (a slow first token or a long transcript load must not look like a crash; the
+// workflow's heartbeat timeout is 3 s) and how a stop reaches it.
+var modelHeartbeat = time.Second
+
 // GenerateReply streams one assistant reply: deltas go to the agent's topic as they arrive,
-// the final text is stored in Postgres, then stream_end and message are published.
+// the final text is stored in Postgres, then stream_end and message are published. A retry of
+// an attempt that already stored the reply returns what is stored; tool calls get the
+// product's own IDs and the mode this deploy's tools and the user's policy decide.
 func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) (workflows.TurnResult, error) {
 	info := activity.GetInfo(ctx)
+	defer heartbeatEvery(ctx, modelHeartbeat)()
 	agentID, err := parseAgentID(in.AgentID)
 	if err != nil {
 		return workflows.TurnResult{}, err
 	}
 	msgID, err := uuid.Parse(in.MessageID)
 	if err != nil {
-		return workflows.TurnResult{}, temporal.NewNonRetryableApplicationError("bad message id", "BadInput", err)
+		return workflows.TurnResult{}, badInput("bad message id", err)
 	}
-	agent, err := a.Store.GetAgent(ctx, agentID)
+	agent, err := a.loadAgent(ctx, agentID)
 	if err != nil {
-		return workflows.TurnResult{}, fmt.Errorf("load agent: %w", err)
+		return workflows.TurnResult{}, err
 	}
 	modelRef := agent.Model
 	if modelRef == "" {
 		modelRef = a.PrimaryModel
+	}
+	topic := events.AgentTopic(in.AgentID)
+	stored, err := a.Store.GetMessage(ctx, agentID, msgID)
+	if err == nil {
+		return a.storedReply(ctx, topic, stored, in.Policy), nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return workflows.TurnResult{}, fmt.Errorf("look up reply: %w", err)
 	}
 	client, model, err := a.Models.Client(modelRef)
 	if err != nil {
@@ -61,11 +78,16 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 		return workflows.TurnResult{}, fmt.Errorf("load tool outputs: %w", err)
 	}
 
-	topic := events.AgentTopic(in.AgentID)
-	if info.Attempt > 1 {
+	// run names this attempt in event IDs: Temporal's attempt within the workflow's try.
+	try := max(in.Try, 1)
+	run := fmt.Sprintf("%d", info.Attempt)
+	if try > 1 {
+		run = fmt.Sprintf("%d.%d", try, info.Attempt)
+	}
+	if info.Attempt > 1 || try > 1 {
 		// Clients drop the partial text of the failed attempt.
-		a.publish(ctx, topic, events.Event{ID: fmt.Sprintf("msg:%s:retry:%d", msgID, info.Attempt), Type: "retry",
-			Fields: map[string]any{"message_id": msgID, "attempt": info.Attempt}})
+		a.publish(ctx, topic, events.Event{ID: fmt.Sprintf("msg:%s:retry:%s", msgID, run), Type: "retry",
+			Fields: map[string]any{"message_id": msgID, "attempt": int(info.Attempt) + try - 1}})
 	}
 
 	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
@@ -82,7 +104,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 
 	deltas := newDeltaPublisher(func(text string, n int) {
 		a.publish(context.WithoutCancel(ctx), topic, events.Event{
-			ID:     fmt.Sprintf("msg:%s:a%d:d%d", msgID, info.Attempt, n),
+			ID:     fmt.Sprintf("msg:%s:a%s:d%d", msgID, run, n),
 			Type:   "stream",
 			Fields: map[string]any{"message_id": msgID, "delta": text},
 		})
@@ -91,7 +113,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	var usage openai.Usage
 	calls := &toolCallAssembler{}
 	stopped := false
-	think := newThinking(func(ev events.Event) { a.publish(context.WithoutCancel(ctx), topic, ev) }, msgID.String(), info.Attempt)
+	think := newThinking(func(ev events.Event) { a.publish(context.WithoutCancel(ctx), topic, ev) }, msgID.String(), run)
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -105,6 +127,11 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 				break
 			}
 			deltas.Close()
+			if ctx.Err() != nil {
+				// The worker is going away: Temporal retries this on another worker, and it does
+				// not count against the model's budget.
+				return workflows.TurnResult{}, fmt.Errorf("reply interrupted: %w", context.Cause(ctx))
+			}
 			return workflows.TurnResult{}, modelError(err)
 		}
 		activity.RecordHeartbeat(ctx, text.Len())
@@ -129,7 +156,12 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	deltas.Close()
 
 	status := "complete"
-	toolCalls := calls.list()
+	assembled := calls.list()
+	providerIDs := make([]string, len(assembled))
+	for i, c := range assembled {
+		providerIDs[i] = c.ID
+	}
+	toolCalls := decideCalls(msgID, assembled, tools.Policy(in.Policy))
 	if stopped {
 		status, toolCalls = "stopped", nil // half-streamed calls never run
 		ctx = context.WithoutCancel(ctx)
@@ -137,18 +169,78 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	saved, err := a.Store.SaveMessage(ctx, store.Message{
 		ID: msgID, AgentID: agentID, Seq: in.Seq, Role: "assistant", Content: text.String(), Status: status,
 		Model: modelRef, PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens,
-		Parts: assistantParts(think.stored(), think.size, text.String(), toolCalls),
+		Parts: assistantParts(think.stored(), think.size, text.String(), toolCalls, providerIDs),
 	})
 	if err != nil {
 		return workflows.TurnResult{}, fmt.Errorf("save reply: %w", err)
 	}
-	a.publish(ctx, topic, events.Event{ID: "msg:" + msgID.String() + ":end", Type: "stream_end", Fields: map[string]any{"message_id": msgID}})
-	a.publish(ctx, topic, events.Event{ID: "msg:" + msgID.String(), Type: "message", Fields: map[string]any{"message": saved}})
-	return workflows.TurnResult{
-		ToolCalls: toolCalls, Stopped: stopped,
-		MessageID: msgID.String(), Model: modelRef, Chars: text.Len(),
-		PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens,
-	}, nil
+	// Another attempt may have stored its reply first (a worker thought dead that was not):
+	// what is stored is the answer.
+	return a.storedReply(ctx, topic, saved, in.Policy), nil
+}
+
+// storedReply announces a stored reply (event IDs make a repeat a no-op) and returns it as the
+// activity's result: the tool calls the transcript holds, with modes decided now.
+func (a *Activities) storedReply(ctx context.Context, topic string, m store.Message, policy string) workflows.TurnResult {
+	a.publish(ctx, topic, events.Event{ID: "msg:" + m.ID.String() + ":end", Type: "stream_end", Fields: map[string]any{"message_id": m.ID}})
+	a.publish(ctx, topic, events.Event{ID: "msg:" + m.ID.String(), Type: "message", Fields: map[string]any{"message": m}})
+	res := workflows.TurnResult{
+		Stopped: m.Status == "stopped", MessageID: m.ID.String(), Model: m.Model, Chars: len(m.Content),
+		PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens,
+	}
+	if res.Stopped {
+		return res
+	}
+	var stored []workflows.ToolCall
+	for _, p := range parseParts(m.Parts) {
+		if p.Type == "tool_call" {
+			stored = append(stored, workflows.ToolCall{ID: p.ID, Name: p.Name, Arguments: p.Arguments})
+		}
+	}
+	res.ToolCalls = classifyCalls(stored, tools.Policy(policy))
+	return res
+}
+
+// MaxToolCallsPerStep bounds the calls one model step may make; the rest get error results
+// asking the model to make them in its next step.
+const MaxToolCallsPerStep = 16
+
+// callNamespace derives the product's tool-call IDs from the reply's message ID, so they are
+// unique within the conversation and the same in every attempt of that reply.
+var callNamespace = uuid.MustParse("3a9d6c4e-1f2b-4c7d-8e5a-9b0c1d2e3f4a")
+
+// ProductCallID is the product's ID of the i-th tool call of a reply. Providers' IDs are
+// neither unique (several local servers answer call_0 in every response) nor always present.
+func ProductCallID(replyID uuid.UUID, i int) string {
+	id := uuid.NewSHA1(callNamespace, []byte(fmt.Sprintf("%s:%d", replyID, i)))
+	return "call_" + strings.ReplaceAll(id.String(), "-", "")[:24]
+}
+
+// decideCalls gives the model's calls the product's IDs and classifies them.
+func decideCalls(replyID uuid.UUID, calls []workflows.ToolCall, policy tools.Policy) []workflows.ToolCall {
+	for i := range calls {
+		calls[i].ID = ProductCallID(replyID, i)
+	}
+	return classifyCalls(calls, policy)
+}
+
+// classifyCalls decides each call's mode with this deploy's tool definitions, or why it
+// cannot run. The workflow follows what this returns (it is recorded in history).
+func classifyCalls(calls []workflows.ToolCall, policy tools.Policy) []workflows.ToolCall {
+	reg := tools.Default()
+	out := make([]workflows.ToolCall, len(calls))
+	for i, c := range calls {
+		c.Mode, c.Invalid = "", ""
+		if i >= MaxToolCallsPerStep {
+			c.Invalid = fmt.Sprintf("not run: at most %d tool calls per step; make this call again in your next step", MaxToolCallsPerStep)
+		} else {
+			var mode tools.Mode
+			mode, c.Invalid = reg.Classify(c.Name, c.Arguments, policy)
+			c.Mode = string(mode)
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // transcript turns stored messages into the model's input. An assistant tool call is sent only
@@ -193,6 +285,8 @@ type part struct {
 	Arguments string `json:"arguments,omitempty"`
 	Size      int    `json:"size,omitempty"` // original size in bytes (reasoning before truncation, stored tool outputs)
 	Stored    bool   `json:"stored,omitempty"`
+	// ProviderID is the model provider's own ID of a tool call (not unique, maybe empty).
+	ProviderID string `json:"provider_id,omitempty"`
 }
 
 // storedOutputs lists the tool calls whose full output is kept by reference.
@@ -217,7 +311,9 @@ func parseParts(raw json.RawMessage) []part {
 	return ps
 }
 
-func assistantParts(reasoning string, reasoningSize int, text string, calls []workflows.ToolCall) json.RawMessage {
+// assistantParts is the stored structure of a reply. Tool calls keep the provider's ID beside
+// the product's, for operators tracing a call back to the provider's logs.
+func assistantParts(reasoning string, reasoningSize int, text string, calls []workflows.ToolCall, providerIDs []string) json.RawMessage {
 	ps := []part{}
 	if reasoningSize > 0 {
 		ps = append(ps, part{Type: "reasoning", Text: reasoning, Size: reasoningSize})
@@ -225,8 +321,12 @@ func assistantParts(reasoning string, reasoningSize int, text string, calls []wo
 	if text != "" {
 		ps = append(ps, part{Type: "text", Text: text})
 	}
-	for _, c := range calls {
-		ps = append(ps, part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	for i, c := range calls {
+		p := part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		if i < len(providerIDs) && providerIDs[i] != c.ID {
+			p.ProviderID = providerIDs[i]
+		}
+		ps = append(ps, p)
 	}
 	raw, _ := json.Marshal(ps)
 	return raw
@@ -266,16 +366,23 @@ func (a *Activities) modelTools(connections int) []openai.Tool {
 }
 
 // toolCallAssembler joins streamed tool-call fragments by index (OpenAI streams the id and
-// name first, then the arguments in pieces).
+// name first, then the arguments in pieces). Servers that send no index continue the last
+// call until a fragment brings a new ID or name.
 type toolCallAssembler struct {
 	calls []*workflows.ToolCall
 }
 
 func (t *toolCallAssembler) add(deltas []openai.ToolCall) {
 	for _, d := range deltas {
-		idx := len(t.calls)
-		if d.Index != nil {
+		idx := len(t.calls) - 1
+		switch {
+		case d.Index != nil:
 			idx = *d.Index
+		case idx < 0, d.ID != "" && d.ID != t.calls[idx].ID, d.Function.Name != "" && t.calls[idx].Name != "":
+			idx = len(t.calls)
+		}
+		if idx < 0 || idx > 1024 {
+			continue // a malformed index must not allocate without bound
 		}
 		for len(t.calls) <= idx {
 			t.calls = append(t.calls, &workflows.ToolCall{})
@@ -291,10 +398,11 @@ func (t *toolCallAssembler) add(deltas []openai.ToolCall) {
 	}
 }
 
+// list returns the assembled calls; their IDs are the provider's until decideCalls replaces them.
 func (t *toolCallAssembler) list() []workflows.ToolCall {
 	var out []workflows.ToolCall
 	for _, c := range t.calls {
-		if c.ID != "" && c.Name != "" {
+		if c.ID != "" || c.Name != "" || c.Arguments != "" {
 			out = append(out, *c)
 		}
 	}
@@ -314,7 +422,7 @@ func modelError(err error) error {
 				workflows.ErrTypeModelRejected, nil)
 		case apiErr.HTTPStatusCode == http.StatusTooManyRequests, apiErr.HTTPStatusCode == http.StatusRequestTimeout,
 			apiErr.HTTPStatusCode >= 500:
-			return fmt.Errorf("model error (HTTP %d): %s", apiErr.HTTPStatusCode, apiErr.Message)
+			return modelUnavailable(fmt.Sprintf("model error (HTTP %d): %s", apiErr.HTTPStatusCode, apiErr.Message), err)
 		case apiErr.HTTPStatusCode >= 400:
 			return temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("model rejected the request (HTTP %d): %s", apiErr.HTTPStatusCode, apiErr.Message),
@@ -327,7 +435,13 @@ func modelError(err error) error {
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("model rejected the request (HTTP %d)", reqErr.HTTPStatusCode), workflows.ErrTypeModelRejected, nil)
 	}
-	return fmt.Errorf("model call: %w", err)
+	return modelUnavailable("model call: "+err.Error(), err)
+}
+
+// modelUnavailable is a provider failure that may pass: the workflow tries the step again a
+// bounded number of times (its own budget, separate from crashes and outages).
+func modelUnavailable(msg string, cause error) error {
+	return temporal.NewApplicationErrorWithCause(msg, workflows.ErrTypeModelUnavailable, cause)
 }
 
 // deltaPublisher sends each delta as soon as no publish is in flight; deltas arriving while
@@ -399,15 +513,15 @@ const maxStoredReasoning = 3 << 10
 type thinking struct {
 	publish func(events.Event)
 	msgID   string
-	attempt int32
+	run     string // the attempt, as in event IDs
 	deltas  *deltaPublisher
 	kept    strings.Builder
 	size    int
 	done    bool
 }
 
-func newThinking(publish func(events.Event), msgID string, attempt int32) *thinking {
-	return &thinking{publish: publish, msgID: msgID, attempt: attempt}
+func newThinking(publish func(events.Event), msgID string, run string) *thinking {
+	return &thinking{publish: publish, msgID: msgID, run: run}
 }
 
 func (t *thinking) add(s string) {
@@ -415,9 +529,9 @@ func (t *thinking) add(s string) {
 		return
 	}
 	if t.deltas == nil {
-		t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%d:think-start", t.msgID, t.attempt), Type: "thinking_start", Fields: map[string]any{"message_id": t.msgID}})
+		t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-start", t.msgID, t.run), Type: "thinking_start", Fields: map[string]any{"message_id": t.msgID}})
 		t.deltas = newDeltaPublisher(func(text string, n int) {
-			t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%d:t%d", t.msgID, t.attempt, n), Type: "thinking",
+			t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:t%d", t.msgID, t.run, n), Type: "thinking",
 				Fields: map[string]any{"message_id": t.msgID, "delta": text}})
 		})
 	}
@@ -435,7 +549,7 @@ func (t *thinking) end() {
 	}
 	t.done = true
 	t.deltas.Close()
-	t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%d:think-end", t.msgID, t.attempt), Type: "thinking_end",
+	t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-end", t.msgID, t.run), Type: "thinking_end",
 		Fields: map[string]any{"message_id": t.msgID, "size": t.size}})
 }
 

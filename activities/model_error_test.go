@@ -6,7 +6,10 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/sapagent/sapagent/workflows"
 )
 
 func TestModelErrorsAreClassifiedAndNeverEchoCredentials(t *testing.T) {
@@ -19,6 +22,10 @@ func TestModelErrorsAreClassifiedAndNeverEchoCredentials(t *testing.T) {
 		var appErr *temporal.ApplicationError
 		isApp := errors.As(err, &appErr)
 		assert.Equal(t, !tc.retryable, isApp && appErr.NonRetryable(), "HTTP %d", tc.status)
+		if tc.retryable {
+			// Retried by the workflow within the model's own budget, not by Temporal forever.
+			assert.Equal(t, workflows.ErrTypeModelUnavailable, appErr.Type(), "HTTP %d", tc.status)
+		}
 		if tc.status == 401 || tc.status == 403 {
 			assert.NotContains(t, err.Error(), "sk-", "HTTP %d", tc.status)
 		}
@@ -26,5 +33,7 @@ func TestModelErrorsAreClassifiedAndNeverEchoCredentials(t *testing.T) {
 	err := modelError(&openai.RequestError{HTTPStatusCode: 422, Err: errors.New("bad")})
 	var appErr *temporal.ApplicationError
 	assert.True(t, errors.As(err, &appErr) && appErr.NonRetryable())
-	assert.False(t, errors.As(modelError(errors.New("connection reset")), &appErr), "network errors stay retryable")
+	require.True(t, errors.As(modelError(errors.New("connection reset")), &appErr))
+	assert.Equal(t, workflows.ErrTypeModelUnavailable, appErr.Type(), "network errors are tried again")
+	assert.False(t, appErr.NonRetryable())
 }

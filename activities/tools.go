@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,52 +39,85 @@ func preview(content string) string {
 var noteNamespace = uuid.MustParse("0b7d2c1e-3f4a-4e5b-8c6d-7e8f9a0b1c2d")
 
 // ExecuteTool runs one tool call for the user, tells the clients, and records it in the
-// action log. A tool's own failure is a result the model can read (IsError), not an activity error.
+// action log. A tool's own failure is a result the model can read (IsError), not an activity
+// error. Once the tool ran, nothing fails the activity: a failed activity is retried, and the
+// retry would run the tool — a write — again.
 func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput) (workflows.ToolResult, error) {
 	agentID, err := parseAgentID(in.AgentID)
 	if err != nil {
 		return workflows.ToolResult{}, err
 	}
-	agent, err := a.Store.GetAgent(ctx, agentID)
+	agent, err := a.loadAgent(ctx, agentID)
 	if err != nil {
-		return workflows.ToolResult{}, fmt.Errorf("load agent: %w", err)
+		return workflows.ToolResult{}, err
 	}
 	topic := events.AgentTopic(in.AgentID)
 	a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":running", Type: "tool_update",
 		Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "running", "arguments": in.Call.Arguments}})
 
 	start := time.Now()
-	stopBeating := heartbeatWhileRunning(ctx)
+	defer heartbeatEvery(ctx, toolHeartbeat)()
 	content, toolErr := a.runTool(ctx, agent, in.UserID, in.Call)
-	stopBeating()
+	elapsed := time.Since(start)
+
+	// From here on only bookkeeping: it is retried for a while and never fails the activity.
+	book := context.WithoutCancel(ctx)
 	res := workflows.ToolResult{ToolCallID: in.Call.ID, Name: in.Call.Name, Content: content}
 	if toolErr == nil && len(content) > InlineToolOutput {
 		// Claim check: the full output stays in Postgres; history and events carry a preview.
-		if err := a.Store.SaveToolOutput(ctx, agentID, in.Call.ID, content); err != nil {
-			return workflows.ToolResult{}, fmt.Errorf("store tool output: %w", err)
+		res.Content = preview(content)
+		err := a.bookkeep(book, "store tool output", func(ctx context.Context) error {
+			return a.Store.SaveToolOutput(ctx, agentID, in.Call.ID, content)
+		})
+		if err == nil {
+			res.Stored, res.Size = true, len(content)
+		} else {
+			res.Content += "\n[the full output could not be stored; only this preview is available]"
 		}
-		res.Content, res.Stored, res.Size = preview(content), true, len(content)
 	}
 	if toolErr != nil {
 		res.IsError, res.Content = true, toolErr.Error()
-		a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":error", Type: "tool_error",
+		a.publish(book, topic, events.Event{ID: "tool:" + in.Call.ID + ":error", Type: "tool_error",
 			Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "error": res.Content}})
 	} else {
-		a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":done", Type: "tool_update",
+		a.publish(book, topic, events.Event{ID: "tool:" + in.Call.ID + ":done", Type: "tool_update",
 			Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "done", "result": truncate(res.Content, 4096)}})
 	}
 	action := store.Action{
 		AgentID: agentID, WorkspaceID: agent.WorkspaceID, UserID: in.UserID, ToolCallID: in.Call.ID, Tool: in.Call.Name,
 		Input: truncate(in.Call.Arguments, maxLoggedInput), OutputSummary: truncate(res.Content, 500),
-		DurationMS: int(time.Since(start).Milliseconds()), Success: toolErr == nil,
+		DurationMS: int(elapsed.Milliseconds()), Success: toolErr == nil,
 	}
 	if toolErr != nil {
 		action.Error = truncate(toolErr.Error(), 1000)
 	}
-	if err := a.Store.LogAction(ctx, action); err != nil {
-		return workflows.ToolResult{}, fmt.Errorf("action log: %w", err)
-	}
+	_ = a.bookkeep(book, "action log", func(ctx context.Context) error { return a.Store.LogAction(ctx, action) })
 	return res, nil
+}
+
+// bookkeepingPatience is how long bookkeeping after an effect keeps trying (a Postgres
+// restart or failover fits in it); after that the record is given up, logged, never retried by
+// running the effect again.
+var bookkeepingPatience = 2 * time.Minute
+
+// bookkeep retries an idempotent write with backoff until it succeeds or patience runs out.
+func (a *Activities) bookkeep(ctx context.Context, what string, write func(context.Context) error) error {
+	deadline := time.Now().Add(bookkeepingPatience)
+	wait := 100 * time.Millisecond
+	for {
+		attempt, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := write(attempt)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().Add(wait).After(deadline) {
+			a.Log.Error("bookkeeping given up after the effect", "what", what, "error", err)
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(wait*2, 5*time.Second)
+	}
 }
 
 // toolHeartbeat is how often a running tool tells Temporal it is alive (the workflow's
@@ -95,13 +129,14 @@ var toolHeartbeat = 5 * time.Second
 // SDK throttles what reaches the server).
 var recordHeartbeat = activity.RecordHeartbeat
 
-func heartbeatWhileRunning(ctx context.Context) (stop func()) {
+// heartbeatEvery records a heartbeat every interval until stop is called or ctx ends.
+func heartbeatEvery(ctx context.Context, interval time.Duration) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(toolHeartbeat)
+		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
@@ -114,7 +149,8 @@ func heartbeatWhileRunning(ctx context.Context) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done) }
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
 }
 
 // runTool dispatches a call to its implementation. Arguments were validated by the workflow.

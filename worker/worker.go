@@ -13,9 +13,11 @@ import (
 )
 
 // New registers the workflows and activities on a worker for taskQueue. The caller starts it
-// (Run or Start) and stops it.
-func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
+// (Run or Start) and stops it. Stopping stops polling at once and lets running activities
+// finish for up to stopGrace before they are cancelled (and retried on another worker).
+func New(c client.Client, taskQueue string, acts *activities.Activities, stopGrace time.Duration) sdkworker.Worker {
 	w := sdkworker.New(c, taskQueue, sdkworker.Options{
+		WorkerStopTimeout: stopGrace,
 		// Heartbeats carry cancellation to a streaming model call: sending them at least every
 		// second makes Stop take effect within about a second.
 		MaxHeartbeatThrottleInterval:     time.Second,
@@ -28,6 +30,7 @@ func New(c client.Client, taskQueue string, acts *activities.Activities) sdkwork
 // Register adds the product's workflows and activities to any registry (a worker, a replayer's
 // test environment).
 func Register(w sdkworker.Registry, acts *activities.Activities) {
+	// The workflow is registered by name: the name is in every recorded history.
 	w.RegisterWorkflowWithOptions(workflows.Conversation, workflow.RegisterOptions{Name: workflows.ConversationWorkflowName})
 	if acts != nil {
 		acts.Register(w)

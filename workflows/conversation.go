@@ -1,5 +1,6 @@
 // Package workflows holds deterministic workflow code only: no I/O, no clocks, no goroutines,
-// no map iteration. Side effects live in package activities and are referenced by name here.
+// no map iteration. Side effects live in package activities, referenced through the typed
+// activity contracts in activity.go.
 package workflows
 
 import (
@@ -15,19 +16,6 @@ import (
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
-// Activity names (registered by package activities under exactly these names).
-const (
-	ActivityLoadConversation = "LoadConversation"
-	ActivityBeginTurn        = "BeginTurn"
-	ActivitySetStatus        = "SetStatus"
-	ActivityGenerateReply    = "GenerateReply"
-	ActivityPublishError     = "PublishError"
-	ActivityExecuteTool      = "ExecuteTool"
-	ActivitySaveToolResults  = "SaveToolResults"
-	ActivityPublishEvent     = "PublishEvent"
-	ActivityGenerateTitle    = "GenerateTitle"
-)
-
 // Defaults of the loop's bounds.
 const (
 	DefaultMaxSteps        = 25
@@ -35,18 +23,26 @@ const (
 	DefaultApprovalTimeout = 24 * time.Hour
 )
 
+// MaxModelTries bounds how often a turn's model step is tried after the provider failed
+// (HTTP 5xx, 429, network). Worker crashes and heartbeat timeouts do not count.
+const MaxModelTries = 3
+
 // RejectedResult is what the model sees for a call the user rejected.
 const RejectedResult = "User rejected this tool call"
 
 // StoppedResult is what the model sees for a call cut short by the user's stop.
 const StoppedResult = "The user stopped the turn before this tool call completed"
 
-// ErrTypeModelRejected marks a model request the provider refused (e.g. context too long):
-// retrying the same request cannot help.
-const ErrTypeModelRejected = "ModelRejected"
-
 // DefaultIdleTimeout is used when the input leaves IdleTimeout unset.
 const DefaultIdleTimeout = 7 * 24 * time.Hour
+
+// Change IDs of workflow.GetVersion: each guards a change of commands so histories recorded
+// before it still replay (workflows/testdata).
+const (
+	versionCancelTimers = "cancel-await-timers" // idle and approval timers are cancelled when input arrives
+	versionRecordedMode = "tool-modes-recorded" // tool modes come from the model activity's result
+	versionParkQueued   = "park-queued"         // queued messages are parked in Postgres before continue-as-new
+)
 
 // replyNamespace derives the assistant message ID from the user message ID, so the ID is
 // deterministic on replay and stable across activity retries.
@@ -57,7 +53,7 @@ type conversation struct {
 	status  string
 	lastSeq int64
 	queue   []UserMessage
-	seen    map[string]bool // message IDs accepted by this run
+	seen    map[string]bool // message IDs accepted by this run (Postgres catches earlier runs')
 
 	cancelTurn workflow.CancelFunc // stops the running turn's activities and waits
 	stopped    bool                // the user asked to stop the running turn
@@ -72,7 +68,8 @@ type approval struct {
 }
 
 // Conversation is the workflow of one agent: the single writer of its transcript. It waits
-// for messages, answers them one turn at a time, and completes after an idle period.
+// for messages, answers them one turn at a time, and completes after an idle period. It never
+// fails on an outage of our own infrastructure: those activities retry until it is back.
 func Conversation(ctx workflow.Context, in ConversationInput) error {
 	if in.IdleTimeout <= 0 {
 		in.IdleTimeout = DefaultIdleTimeout
@@ -97,14 +94,15 @@ func Conversation(ctx workflow.Context, in ConversationInput) error {
 
 	if c.lastSeq == 0 {
 		// A new run of an existing conversation continues numbering after what Postgres holds.
-		lctx := workflow.WithLocalActivityOptions(ctx, localOptions("load conversation"))
-		if err := workflow.ExecuteLocalActivity(lctx, ActivityLoadConversation, in.AgentID).Get(ctx, &c.lastSeq); err != nil {
-			return err
+		seq, err := LoadConversation.RunLocal(infraLocal(ctx, "load conversation"), in.AgentID)
+		if err != nil {
+			return err // only a malformed agent ID gets here: retrying cannot fix it
 		}
+		c.lastSeq = seq
 	}
 
 	for {
-		got, err := workflow.AwaitWithTimeout(ctx, in.IdleTimeout, func() bool { return len(c.queue) > 0 })
+		got, err := c.await(ctx, in.IdleTimeout, func() bool { return len(c.queue) > 0 })
 		if err != nil {
 			return err
 		}
@@ -123,15 +121,56 @@ func Conversation(ctx workflow.Context, in ConversationInput) error {
 		c.runTurn(ctx, msg)
 
 		if shouldContinueAsNew(ctx) {
-			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-				return err
-			}
-			next := c.in
-			next.LastSeq = c.lastSeq
-			next.Pending = c.queue
-			return workflow.NewContinueAsNewError(ctx, Conversation, next)
+			return c.continueAsNew(ctx)
 		}
 	}
+}
+
+// await waits for cond or the timeout. The timer is cancelled when cond comes true, so
+// a long-lived run does not pile up one open timer per message.
+func (c *conversation) await(ctx workflow.Context, timeout time.Duration, cond func() bool) (bool, error) {
+	if workflow.GetVersion(ctx, versionCancelTimers, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return workflow.AwaitWithTimeout(ctx, timeout, cond)
+	}
+	if cond() {
+		return true, nil
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	return workflow.AwaitWithTimeout(tctx, timeout, cond)
+}
+
+// continueAsNew starts the next run at a turn boundary, carrying the numbering and the
+// queued messages. Their contents are parked in Postgres first, so the next run's input holds
+// IDs only (20 queued messages of 100 KiB would pass Temporal's 2 MiB payload limit).
+func (c *conversation) continueAsNew(ctx workflow.Context) error {
+	for {
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+			return err
+		}
+		parked := true
+		for _, m := range c.queue {
+			parked = parked && m.Parked
+		}
+		if parked || workflow.GetVersion(ctx, versionParkQueued, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			break
+		}
+		// Messages accepted while one is parked are parked on the next pass.
+		for i := 0; i < len(c.queue); i++ {
+			m := c.queue[i]
+			if m.Parked {
+				continue
+			}
+			if err := ParkMessage.RunLocal(infraLocal(ctx, "park queued message"), ParkInput{AgentID: c.in.AgentID, Message: m}); err != nil {
+				return err
+			}
+			c.queue[i] = UserMessage{ID: m.ID, UserID: m.UserID, Parked: true}
+		}
+	}
+	next := c.in
+	next.LastSeq = c.lastSeq
+	next.Pending = c.queue
+	return workflow.NewContinueAsNewError(ctx, Conversation, next)
 }
 
 func (c *conversation) registerHandlers(ctx workflow.Context) error {
@@ -183,11 +222,15 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 		return err
 	}
 	return workflow.SetUpdateHandler(ctx, UpdateStop, func(ctx workflow.Context) (StopResult, error) {
-		if c.status == StatusIdle || c.cancelTurn == nil {
+		if c.status == StatusIdle {
 			return StopResult{}, nil
 		}
+		// A stop that arrives while the turn is still starting (no cancel function yet) is
+		// honoured as soon as the message is recorded.
 		c.stopped = true
-		c.cancelTurn()
+		if c.cancelTurn != nil {
+			c.cancelTurn()
+		}
 		return StopResult{Stopped: true}, nil
 	})
 }
@@ -239,21 +282,37 @@ func validateUserMessage(_ workflow.Context, m UserMessage) error {
 	if _, err := uuid.Parse(m.ID); err != nil {
 		return fmt.Errorf("message id %q is not a UUID", m.ID)
 	}
+	if m.Parked {
+		return errors.New("a sent message cannot be parked")
+	}
 	return nil
 }
 
 func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
-	c.lastSeq++
 	c.status = StatusActive
 	c.stopped = false
 	workflow.SetCurrentDetails(ctx, c.details())
-	lctx := workflow.WithLocalActivityOptions(ctx, localOptions("record user message"))
-	begin := BeginTurnInput{AgentID: c.in.AgentID, Message: msg, Seq: c.lastSeq, EventID: "turn:" + msg.ID + ":begin"}
-	var tc TurnContext
-	if err := workflow.ExecuteLocalActivity(lctx, ActivityBeginTurn, begin).Get(ctx, &tc); err != nil {
-		// The message could not be stored: tell the clients, keep the conversation alive.
-		c.lastSeq--
-		c.publishError(ctx, msg.ID, "could not record the message: "+err.Error())
+	// BeginTurn is one transaction: the message is stored at this seq or nothing is, so the seq
+	// is committed only after it succeeded.
+	begin := BeginTurnInput{AgentID: c.in.AgentID, Message: msg, Seq: c.lastSeq + 1, EventID: "turn:" + msg.ID + ":begin"}
+	tc, err := BeginTurn.RunLocal(infraLocal(ctx, "record user message"), begin)
+	if err != nil {
+		// Only input that can never be stored gets here; outages are retried until they end.
+		c.publishError(ctx, msg.ID, "could not record the message: "+rootMessage(err))
+		c.finishTurn(ctx, msg.ID)
+		return
+	}
+	if tc.Duplicate {
+		// Answered by an earlier run: no second turn, only the idle status a turn ends with.
+		c.finishTurn(ctx, msg.ID)
+		return
+	}
+	c.lastSeq = begin.Seq
+	if tc.Seq > 0 {
+		c.lastSeq = tc.Seq
+	}
+	if c.stopped {
+		c.publishStopped(ctx, msg.ID)
 		c.finishTurn(ctx, msg.ID)
 		return
 	}
@@ -261,12 +320,12 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 	// The first message of a conversation names it, alongside the reply. Runs recorded before
 	// titles existed replay without it (GetVersion).
 	var title workflow.Future
-	if begin.Seq == 1 && workflow.GetVersion(ctx, "title", workflow.DefaultVersion, 1) == 1 {
+	if c.lastSeq == 1 && workflow.GetVersion(ctx, "title", workflow.DefaultVersion, 1) == 1 {
 		tctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			Summary: "title", StartToCloseTimeout: time.Minute,
 			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2, NonRetryableErrorTypes: []string{ErrTypeModelRejected}},
 		})
-		title = workflow.ExecuteActivity(tctx, ActivityGenerateTitle, c.in.AgentID)
+		title = GenerateTitle.Start(tctx, c.in.AgentID).f
 	}
 	defer func() {
 		if title != nil {
@@ -284,7 +343,7 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 			c.publishError(ctx, msg.ID, fmt.Sprintf("stopped after %d model steps without a final answer (MAX_LOOP_STEPS)", c.in.MaxSteps))
 			break
 		}
-		res, err := c.modelStep(turnCtx, msg, step, tc.Model)
+		res, err := c.modelStep(turnCtx, msg, step, tc)
 		if c.stopped || res.Stopped {
 			c.publishStopped(ctx, msg.ID)
 			break
@@ -312,7 +371,9 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 }
 
 // modelStep streams one model reply (activity GenerateReply) and returns its tool calls.
-func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int, model string) (TurnResult, error) {
+// Temporal retries an attempt lost to a crashed worker or an outage without limit; a failing
+// model is tried MaxModelTries times here, so the two budgets never mix.
+func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int, tc TurnContext) (TurnResult, error) {
 	c.lastSeq++
 	replyKey := msg.ID
 	if step > 0 {
@@ -323,43 +384,52 @@ func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int
 		MessageID: uuid.NewSHA1(replyNamespace, []byte(replyKey)).String(),
 		Seq:       c.lastSeq,
 		Step:      step,
+		Policy:    tc.Policy,
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		Summary:             strings.TrimSpace("model reply " + model),
+		Summary:             strings.TrimSpace("model reply " + tc.Model),
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second, // a crashed worker's attempt is retried after this
-		WaitForCancellation: true,             // a stopped reply saves its partial text before the turn ends
+		// The activity heartbeats every second from its start, so a crashed worker's attempt
+		// is retried within a few seconds.
+		HeartbeatTimeout:    3 * time.Second,
+		WaitForCancellation: true, // a stopped reply saves its partial text before the turn ends
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{ErrTypeModelRejected},
+			InitialInterval:        500 * time.Millisecond,
+			BackoffCoefficient:     2,
+			MaximumInterval:        10 * time.Second,
+			NonRetryableErrorTypes: []string{ErrTypeModelRejected, ErrTypeModelUnavailable, ErrTypeBadInput},
 		},
 	})
-	var res TurnResult
-	err := workflow.ExecuteActivity(actx, ActivityGenerateReply, turn).Get(ctx, &res)
-	return res, err
+	for try := 1; ; try++ {
+		turn.Try = try
+		res, err := GenerateReply.Run(actx, turn)
+		var appErr *temporal.ApplicationError
+		if err == nil || try >= MaxModelTries || !errors.As(err, &appErr) || appErr.Type() != ErrTypeModelUnavailable {
+			return res, err
+		}
+		if serr := workflow.Sleep(ctx, time.Duration(try)*time.Second); serr != nil {
+			return res, serr // stopped while waiting
+		}
+	}
 }
 
 // runTools classifies a step's calls by policy, asks for approvals, and runs what may run
 // (in parallel), returning one result per call in call order.
 func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []ToolCall, policy tools.Policy) []ToolResult {
-	reg := tools.Default()
 	results := make([]ToolResult, len(calls))
 	modes := make([]tools.Mode, len(calls))
-	c.pending = nil
-	for i, call := range calls {
-		def, ok := reg.Get(call.Name)
-		if !ok {
-			results[i] = ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: "unknown tool " + call.Name}
-			continue
+	if workflow.GetVersion(ctx, versionRecordedMode, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		legacyModes(calls, policy, results, modes)
+	} else {
+		for i, call := range calls {
+			if call.Invalid != "" {
+				results[i] = ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: call.Invalid}
+				continue
+			}
+			modes[i] = tools.Mode(call.Mode)
 		}
-		args, err := def.ParseArguments(call.Arguments)
-		if err != nil {
-			results[i] = ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: err.Error()}
-			continue
-		}
-		modes[i] = tools.Decide(def, args, policy)
 	}
+	c.pending = nil
 	// Auto calls and confirm-after calls run now; confirm-before calls wait for approval.
 	c.execute(ctx, msg, calls, results, func(i int) bool { return modes[i] == tools.Auto || modes[i] == tools.ConfirmAfter })
 	for i, call := range calls {
@@ -403,12 +473,30 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 	if c.stopped {
 		for i := range results {
 			if results[i].ToolCallID == "" { // never ran
-
 				results[i] = ToolResult{ToolCallID: calls[i].ID, Name: calls[i].Name, Content: StoppedResult, IsError: true}
 			}
 		}
 	}
 	return results
+}
+
+// legacyModes decides modes in workflow code, as runs recorded before versionRecordedMode did;
+// kept only so their histories replay.
+func legacyModes(calls []ToolCall, policy tools.Policy, results []ToolResult, modes []tools.Mode) {
+	reg := tools.Default()
+	for i, call := range calls {
+		def, ok := reg.Get(call.Name)
+		if !ok {
+			results[i] = ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: "unknown tool " + call.Name}
+			continue
+		}
+		args, err := def.ParseArguments(call.Arguments)
+		if err != nil {
+			results[i] = ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: err.Error()}
+			continue
+		}
+		modes[i] = tools.Decide(def, args, policy)
+	}
 }
 
 // awaitApprovals announces the group and waits until every call is decided, the approval
@@ -424,7 +512,7 @@ func (c *conversation) awaitApprovals(ctx workflow.Context, msg UserMessage) {
 		}
 		c.publish(ctx, "tool:"+a.ToolCallID+":approval", "approval_needed", fields)
 	}
-	done, err := workflow.AwaitWithTimeout(ctx, c.in.ApprovalTimeout, func() bool { return c.undecided() == 0 })
+	done, err := c.await(ctx, c.in.ApprovalTimeout, func() bool { return c.undecided() == 0 })
 	if err == nil && !done {
 		for _, a := range c.pending {
 			if !a.decided {
@@ -443,7 +531,7 @@ func (c *conversation) awaitApprovals(ctx workflow.Context, msg UserMessage) {
 func (c *conversation) execute(ctx workflow.Context, msg UserMessage, calls []ToolCall, results []ToolResult, selected func(int) bool) {
 	type running struct {
 		i   int
-		fut workflow.Future
+		res Pending[ToolResult]
 	}
 	var futures []running
 	for i, call := range calls {
@@ -454,14 +542,18 @@ func (c *conversation) execute(ctx workflow.Context, msg UserMessage, calls []To
 			Summary:             "tool " + call.Name,
 			StartToCloseTimeout: 5 * time.Minute,
 			HeartbeatTimeout:    30 * time.Second,
-			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+			// A tool's own failure is a result, not an activity error; what fails the activity
+			// is our infrastructure or a lost worker. Writes carry an idempotency key, so a
+			// retry never repeats one.
+			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
+				NonRetryableErrorTypes: []string{ErrTypeBadInput}},
 		})
 		in := ToolCallInput{AgentID: c.in.AgentID, UserID: msg.UserID, Call: call}
-		futures = append(futures, running{i, workflow.ExecuteActivity(actx, ActivityExecuteTool, in)})
+		futures = append(futures, running{i, ExecuteTool.Start(actx, in)})
 	}
 	for _, f := range futures {
-		var r ToolResult
-		if err := f.fut.Get(ctx, &r); err != nil {
+		r, err := f.res.Get(ctx)
+		if err != nil {
 			r = ToolResult{ToolCallID: calls[f.i].ID, Name: calls[f.i].Name, IsError: true, Content: "tool failed: " + rootMessage(err)}
 			if temporal.IsCanceledError(err) {
 				r.Content = StoppedResult
@@ -473,8 +565,7 @@ func (c *conversation) execute(ctx workflow.Context, msg UserMessage, calls []To
 
 func (c *conversation) saveToolResults(ctx workflow.Context, results []ToolResult) error {
 	in := ToolResultsInput{AgentID: c.in.AgentID, FirstSeq: c.lastSeq + 1, Results: results}
-	lctx := workflow.WithLocalActivityOptions(ctx, localOptions("record tool results"))
-	if err := workflow.ExecuteLocalActivity(lctx, ActivitySaveToolResults, in).Get(ctx, nil); err != nil {
+	if err := SaveToolResults.RunLocal(infraLocal(ctx, "record tool results"), in); err != nil {
 		return err
 	}
 	c.lastSeq += int64(len(results))
@@ -482,9 +573,8 @@ func (c *conversation) saveToolResults(ctx workflow.Context, results []ToolResul
 }
 
 func (c *conversation) publish(ctx workflow.Context, eventID, typ string, fields map[string]any) {
-	lctx := workflow.WithLocalActivityOptions(ctx, localOptions(typ))
 	in := EventInput{AgentID: c.in.AgentID, EventID: eventID, Type: typ, Fields: fields}
-	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishEvent, in).Get(ctx, nil); err != nil {
+	if err := PublishEvent.RunLocal(infraLocal(ctx, typ), in); err != nil {
 		workflow.GetLogger(ctx).Warn("event not published", "type", typ, "error", err)
 	}
 }
@@ -494,9 +584,8 @@ func (c *conversation) publishStopped(ctx workflow.Context, msgID string) {
 }
 
 func (c *conversation) setStatus(ctx workflow.Context, msgID, status string) {
-	lctx := workflow.WithLocalActivityOptions(ctx, localOptions("status "+status))
 	in := StatusInput{AgentID: c.in.AgentID, Status: status, EventID: fmt.Sprintf("turn:%s:%s:%d", msgID, status, c.lastSeq)}
-	if err := workflow.ExecuteLocalActivity(lctx, ActivitySetStatus, in).Get(ctx, nil); err != nil {
+	if err := SetStatus.RunLocal(infraLocal(ctx, "status "+status), in); err != nil {
 		workflow.GetLogger(ctx).Warn("status not recorded", "error", err)
 	}
 }
@@ -517,17 +606,15 @@ func (c *conversation) finishTurn(ctx workflow.Context, msgID string) {
 	}
 	c.status = StatusIdle
 	workflow.SetCurrentDetails(ctx, c.details())
-	lctx := workflow.WithLocalActivityOptions(ctx, localOptions("status idle"))
 	in := StatusInput{AgentID: c.in.AgentID, Status: StatusIdle, EventID: "turn:" + msgID + ":idle"}
-	if err := workflow.ExecuteLocalActivity(lctx, ActivitySetStatus, in).Get(ctx, nil); err != nil {
+	if err := SetStatus.RunLocal(infraLocal(ctx, "status idle"), in); err != nil {
 		workflow.GetLogger(ctx).Warn("status not recorded", "error", err)
 	}
 }
 
 func (c *conversation) publishError(ctx workflow.Context, msgID, text string) {
-	lctx := workflow.WithLocalActivityOptions(ctx, localOptions("publish error"))
 	in := ErrorInput{AgentID: c.in.AgentID, Message: text, EventID: "turn:" + msgID + ":error"}
-	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishError, in).Get(ctx, nil); err != nil {
+	if err := PublishError.RunLocal(infraLocal(ctx, "publish error"), in); err != nil {
 		workflow.GetLogger(ctx).Warn("error event not published", "error", err)
 	}
 }
@@ -538,12 +625,24 @@ func (c *conversation) details() string {
 		c.status, c.lastSeq, len(c.queue), c.undecided())
 }
 
-func localOptions(summary string) workflow.LocalActivityOptions {
-	return workflow.LocalActivityOptions{
-		Summary:             summary,
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 5},
-	}
+// infraRetryForever is effectively unlimited: a local activity's schedule-to-close defaults to
+// its start-to-close, which would end the retries after one attempt's timeout.
+const infraRetryForever = 10 * 365 * 24 * time.Hour
+
+// infraLocal is for local activities that touch only our own infrastructure (Postgres, Redis):
+// they retry with backoff until it is back, and stop only on input that can never succeed.
+func infraLocal(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		Summary:                summary,
+		StartToCloseTimeout:    10 * time.Second,
+		ScheduleToCloseTimeout: infraRetryForever,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        200 * time.Millisecond,
+			BackoffCoefficient:     2,
+			MaximumInterval:        5 * time.Second,
+			NonRetryableErrorTypes: []string{ErrTypeBadInput},
+		},
+	})
 }
 
 // rootMessage is the innermost error text (the activity's own message, not the wrappers').

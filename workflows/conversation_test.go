@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -22,7 +21,10 @@ type recorder struct {
 	turns     []TurnInput
 	begins    []BeginTurnInput
 	replyErr  error
+	replyErrs []error // returned by the first replies, in order (then replyErr)
 	storedSeq int64
+	// duplicates are message IDs an earlier run already answered
+	duplicates map[string]bool
 }
 
 func (r *recorder) note(s string) {
@@ -32,32 +34,44 @@ func (r *recorder) note(s string) {
 }
 
 func (r *recorder) register(env *testsuite.TestWorkflowEnvironment) {
-	env.RegisterActivityWithOptions(func(ctx context.Context, agentID string) (int64, error) {
+	LoadConversation.Register(env, func(ctx context.Context, agentID string) (int64, error) {
 		r.note("load")
 		return r.storedSeq, nil
-	}, activity.RegisterOptions{Name: ActivityLoadConversation})
-	env.RegisterActivityWithOptions(func(ctx context.Context, in BeginTurnInput) error {
+	})
+	BeginTurn.Register(env, func(ctx context.Context, in BeginTurnInput) (TurnContext, error) {
 		r.note("begin:" + in.Message.Content)
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		r.begins = append(r.begins, in)
-		r.mu.Unlock()
-		return nil
-	}, activity.RegisterOptions{Name: ActivityBeginTurn})
-	env.RegisterActivityWithOptions(func(ctx context.Context, in TurnInput) (TurnResult, error) {
+		return TurnContext{Seq: in.Seq, Duplicate: r.duplicates[in.Message.ID]}, nil
+	})
+	GenerateReply.Register(env, func(ctx context.Context, in TurnInput) (TurnResult, error) {
 		r.note("reply")
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		r.turns = append(r.turns, in)
-		r.mu.Unlock()
-		return TurnResult{MessageID: in.MessageID}, r.replyErr
-	}, activity.RegisterOptions{Name: ActivityGenerateReply})
-	env.RegisterActivityWithOptions(func(ctx context.Context, in StatusInput) error {
+		err := r.replyErr
+		if len(r.replyErrs) > 0 {
+			err, r.replyErrs = r.replyErrs[0], r.replyErrs[1:]
+		}
+		return TurnResult{MessageID: in.MessageID}, err
+	})
+	SetStatus.Register(env, func(ctx context.Context, in StatusInput) error {
 		r.note("status:" + in.Status)
 		return nil
-	}, activity.RegisterOptions{Name: ActivitySetStatus})
-	env.RegisterActivityWithOptions(func(ctx context.Context, in ErrorInput) error {
+	})
+	PublishError.Register(env, func(ctx context.Context, in ErrorInput) error {
 		r.note("error")
 		return nil
-	}, activity.RegisterOptions{Name: ActivityPublishError})
+	})
+	PublishEvent.Register(env, func(ctx context.Context, in EventInput) error {
+		r.note("event:" + in.Type)
+		return nil
+	})
+	ParkMessage.Register(env, func(ctx context.Context, in ParkInput) error {
+		r.note("park:" + in.Message.Content)
+		return nil
+	})
 }
 
 func newEnv(t *testing.T, r *recorder) *testsuite.TestWorkflowEnvironment {
@@ -169,4 +183,65 @@ func TestContinuedRunKeepsNumberingAndPendingMessages(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"begin:carried over", "reply", "status:idle"}, r.calls, "no reload when the seq is carried")
 	assert.Equal(t, int64(11), r.begins[0].Seq)
+}
+
+func TestMessageAnsweredByAnEarlierRunGetsNoSecondTurn(t *testing.T) {
+	id := uuid.NewString()
+	r := &recorder{storedSeq: 2, duplicates: map[string]bool{id: true}}
+	env := newEnv(t, r)
+	var a updateResult
+	send(env, time.Second, id, "sent again after continue-as-new", &a)
+	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, a.err)
+	assert.Equal(t, []string{"load", "begin:sent again after continue-as-new", "status:idle"}, r.calls, "no model call, no ghost turn")
+}
+
+func TestModelOutagesAreTriedAgainWithinTheModelBudget(t *testing.T) {
+	unavailable := func() error { return temporal.NewApplicationError("model error (HTTP 503)", ErrTypeModelUnavailable) }
+	r := &recorder{storedSeq: 2, replyErrs: []error{unavailable(), unavailable()}}
+	env := newEnv(t, r)
+	var a updateResult
+	send(env, time.Second, uuid.NewString(), "hi", &a)
+	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"load", "begin:hi", "reply", "reply", "reply", "status:idle"}, r.calls, "answered on the third try")
+	require.Len(t, r.turns, 3)
+	assert.Equal(t, []int{1, 2, 3}, []int{r.turns[0].Try, r.turns[1].Try, r.turns[2].Try})
+	assert.Equal(t, r.turns[0].MessageID, r.turns[2].MessageID, "every try writes the same reply")
+
+	r = &recorder{storedSeq: 2, replyErr: unavailable()}
+	env = newEnv(t, r)
+	send(env, time.Second, uuid.NewString(), "hi", &a)
+	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"load", "begin:hi", "reply", "reply", "reply", "error", "status:idle"}, r.calls, "three tries, then the error")
+}
+
+func TestOutagesOfOurOwnServicesAreWaitedOutNotDropped(t *testing.T) {
+	r := &recorder{}
+	env := newEnv(t, r)
+	var loads, begins int
+	LoadConversation.Register(env, func(ctx context.Context, agentID string) (int64, error) {
+		loads++
+		if loads < 20 {
+			return 0, errors.New("dial tcp: connection refused")
+		}
+		return 3, nil
+	})
+	BeginTurn.Register(env, func(ctx context.Context, in BeginTurnInput) (TurnContext, error) {
+		begins++
+		if begins < 20 {
+			return TurnContext{}, errors.New("dial tcp: connection refused")
+		}
+		r.note("begin:" + in.Message.Content)
+		return TurnContext{Seq: in.Seq}, nil
+	})
+	var a updateResult
+	send(env, time.Second, uuid.NewString(), "during the outage", &a)
+	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	require.NoError(t, env.GetWorkflowError(), "an outage never fails the conversation")
+	assert.Equal(t, []string{"begin:during the outage", "reply", "status:idle"}, r.calls)
+	require.Len(t, r.turns, 1)
+	assert.Equal(t, int64(5), r.turns[0].Seq, "numbering continues after the stored seq")
 }

@@ -18,6 +18,18 @@ const (
 	ErrTypeAlreadyDecided  = "AlreadyDecided"  // 409
 )
 
+// Error types activities return for failures that retrying the same call cannot fix.
+const (
+	// ErrTypeBadInput: the input itself is invalid (a programming error, never an outage).
+	ErrTypeBadInput = "BadInput"
+	// ErrTypeModelRejected marks a model request the provider refused (e.g. context too long).
+	ErrTypeModelRejected = "ModelRejected"
+	// ErrTypeModelUnavailable marks a failed model call that may succeed later (HTTP 5xx, 429,
+	// network). The workflow retries it a bounded number of times itself, so crashed workers and
+	// heartbeat timeouts (which Temporal retries without limit) never use up this budget.
+	ErrTypeModelUnavailable = "ModelUnavailable"
+)
+
 // Conversation statuses (seed 000 "Persistent state").
 const (
 	StatusIdle    = "idle"
@@ -54,6 +66,15 @@ type UserMessage struct {
 	ID      string
 	Content string
 	UserID  string // the sender; tools run on their behalf and under their policy
+	// Parked: the content was stored in Postgres before continue-as-new (Content is empty);
+	// BeginTurn loads it. A run's input carries IDs, never a queue of large texts.
+	Parked bool `json:",omitempty"`
+}
+
+// ParkInput stores a queued message's content before continue-as-new.
+type ParkInput struct {
+	AgentID string
+	Message UserMessage
 }
 
 // SendMessageResult is the reply of the send_message update.
@@ -71,11 +92,19 @@ type State struct {
 	PendingApprovals []PendingApproval `json:"pending_approvals"`
 }
 
-// ToolCall is one call the model asked for.
+// ToolCall is one call the model asked for. ID is the product's own (unique per
+// conversation), never the provider's.
 type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Mode is the execution mode the model activity decided (recorded in history, so a deploy
+	// that changes tools or policies never changes a waiting conversation's commands). Empty in
+	// histories recorded before modes were recorded.
+	Mode string `json:"mode,omitempty"`
+	// Invalid says why the call cannot run (unknown tool, arguments that fail the schema, too
+	// many calls in one step); the model gets it as an error result.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // ToolResult is what a call produced (or why it did not run). Content is what the model sees.
@@ -125,6 +154,11 @@ type StopResult struct {
 type TurnContext struct {
 	Policy string // the sender's tool policy in the agent's workspace
 	Model  string // provider:model the turn uses (shown to operators)
+	// Seq is where the message was stored (0 in old histories: the proposed seq).
+	Seq int64
+	// Duplicate: the message was already stored by an earlier run (a client re-sent its
+	// client_message_id after continue-as-new or an idle completion); it was answered then.
+	Duplicate bool
 }
 
 // ToolCallInput asks the tool activity to run one call.
@@ -155,6 +189,8 @@ type TurnInput struct {
 	MessageID string // ID of the assistant message to write
 	Seq       int64  // its seq in the transcript
 	Step      int    // model step within the turn (0 first)
+	Policy    string // the sender's tool policy: the activity decides each call's mode with it
+	Try       int    // the workflow's try after model errors (1 first); 0 in old histories
 }
 
 // TurnResult summarises a finished reply (never its text: that is in Postgres).
@@ -166,6 +202,10 @@ type TurnResult struct {
 	Chars            int
 	PromptTokens     int
 	CompletionTokens int
+	// RequestTokens is the estimated size of the request sent; Compact says older turns were
+	// left out of it, so a summary should be made.
+	RequestTokens int
+	Compact       bool
 }
 
 // BeginTurnInput records the user's message and marks the conversation active.

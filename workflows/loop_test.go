@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -30,12 +29,11 @@ type loopFakes struct {
 }
 
 func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
-	env.RegisterActivityWithOptions(func(context.Context, string) (int64, error) { return 0, nil },
-		activity.RegisterOptions{Name: ActivityLoadConversation})
-	env.RegisterActivityWithOptions(func(context.Context, BeginTurnInput) (TurnContext, error) {
-		return TurnContext{Policy: f.policy}, nil
-	}, activity.RegisterOptions{Name: ActivityBeginTurn})
-	env.RegisterActivityWithOptions(func(ctx context.Context, in TurnInput) (TurnResult, error) {
+	LoadConversation.Register(env, func(context.Context, string) (int64, error) { return 0, nil })
+	BeginTurn.Register(env, func(_ context.Context, in BeginTurnInput) (TurnContext, error) {
+		return TurnContext{Policy: f.policy, Seq: in.Seq}, nil
+	})
+	GenerateReply.Register(env, func(ctx context.Context, in TurnInput) (TurnResult, error) {
 		f.mu.Lock()
 		i := f.stepCalls
 		f.stepCalls++
@@ -48,36 +46,44 @@ func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
 			case <-time.After(wait):
 			}
 		}
-		if i < len(f.steps) {
-			return f.steps[i], nil
+		if i >= len(f.steps) {
+			return TurnResult{}, nil
 		}
-		return TurnResult{}, nil
-	}, activity.RegisterOptions{Name: ActivityGenerateReply})
-	env.RegisterActivityWithOptions(func(_ context.Context, in ToolCallInput) (ToolResult, error) {
+		// Like the real activity: the calls come back classified with this deploy's tools.
+		res := f.steps[i]
+		res.ToolCalls = append([]ToolCall(nil), res.ToolCalls...)
+		for j, c := range res.ToolCalls {
+			mode, invalid := tools.Default().Classify(c.Name, c.Arguments, tools.Policy(in.Policy))
+			res.ToolCalls[j].Mode, res.ToolCalls[j].Invalid = string(mode), invalid
+		}
+		return res, nil
+	})
+	ExecuteTool.Register(env, func(_ context.Context, in ToolCallInput) (ToolResult, error) {
 		f.mu.Lock()
 		f.ran = append(f.ran, in.Call.ID)
 		f.mu.Unlock()
 		return ToolResult{ToolCallID: in.Call.ID, Name: in.Call.Name, Content: "ok:" + in.Call.ID}, nil
-	}, activity.RegisterOptions{Name: ActivityExecuteTool})
-	env.RegisterActivityWithOptions(func(_ context.Context, in ToolResultsInput) error {
+	})
+	SaveToolResults.Register(env, func(_ context.Context, in ToolResultsInput) error {
 		f.mu.Lock()
 		f.results = append(f.results, in.Results)
 		f.mu.Unlock()
 		return nil
-	}, activity.RegisterOptions{Name: ActivitySaveToolResults})
-	env.RegisterActivityWithOptions(func(_ context.Context, in EventInput) error {
+	})
+	PublishEvent.Register(env, func(_ context.Context, in EventInput) error {
 		f.mu.Lock()
 		f.events = append(f.events, in.Type)
 		f.mu.Unlock()
 		return nil
-	}, activity.RegisterOptions{Name: ActivityPublishEvent})
-	env.RegisterActivityWithOptions(func(context.Context, StatusInput) error { return nil }, activity.RegisterOptions{Name: ActivitySetStatus})
-	env.RegisterActivityWithOptions(func(_ context.Context, in ErrorInput) error {
+	})
+	SetStatus.Register(env, func(context.Context, StatusInput) error { return nil })
+	PublishError.Register(env, func(_ context.Context, in ErrorInput) error {
 		f.mu.Lock()
 		f.events = append(f.events, "error:"+in.Message)
 		f.mu.Unlock()
 		return nil
-	}, activity.RegisterOptions{Name: ActivityPublishError})
+	})
+	ParkMessage.Register(env, func(context.Context, ParkInput) error { return nil })
 }
 
 func newLoopEnv(f *loopFakes) *testsuite.TestWorkflowEnvironment {
@@ -332,7 +338,65 @@ func TestContinueAsNewWaitsForTheTurnBoundaryAndCarriesQueuedInput(t *testing.T)
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.Len(t, next.Pending, 1, "the queued message moves to the next run")
 	assert.Equal(t, secondID, next.Pending[0].ID)
+	assert.True(t, next.Pending[0].Parked, "its content was parked in Postgres")
+	assert.Empty(t, next.Pending[0].Content, "the next run's input carries IDs, not contents")
 	// user 8, assistant 9, tool result 10, assistant 11
 	assert.Equal(t, int64(11), next.LastSeq)
 	assert.Equal(t, []string{"c1"}, f.ran)
+}
+
+func TestInvalidAndExcessCallsBecomeErrorResultsWithoutRunning(t *testing.T) {
+	calls := []ToolCall{call("c1", "no_such_tool", "{}"), call("c2", tools.ListNotes, `{"limit":"many"}`), call("c3", tools.ListNotes, "{}")}
+	f := &loopFakes{steps: []TurnResult{{ToolCalls: calls}, {}}}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "go")
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"c3"}, f.ran, "only the valid call runs")
+	require.Len(t, f.results, 1)
+	assert.Contains(t, f.results[0][0].Content, "unknown tool no_such_tool")
+	assert.True(t, f.results[0][1].IsError)
+	assert.Equal(t, "ok:c3", f.results[0][2].Content)
+}
+
+func TestRecordedModeIsFollowedEvenIfToolsChanged(t *testing.T) {
+	// The model activity of an earlier deploy decided "auto" for a tool this deploy would ask
+	// about: the waiting conversation keeps the recorded decision.
+	f := &loopFakes{}
+	env := newLoopEnv(f)
+	GenerateReply.Register(env, func(ctx context.Context, in TurnInput) (TurnResult, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.stepCalls++
+		if f.stepCalls == 1 {
+			return TurnResult{ToolCalls: []ToolCall{{ID: "c1", Name: tools.SaveNote, Arguments: finalNote, Mode: string(tools.Auto)}}}, nil
+		}
+		return TurnResult{}, nil
+	})
+	sendAt(env, time.Second, "save")
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"c1"}, f.ran, "ran without asking, as recorded")
+	assert.NotContains(t, f.events, "approval_needed")
+}
+
+func TestStopDuringTurnStartEndsTheTurnBeforeTheModel(t *testing.T) {
+	f := &loopFakes{}
+	env := newLoopEnv(f)
+	env.SetTestTimeout(30 * time.Second)
+	BeginTurn.Register(env, func(_ context.Context, in BeginTurnInput) (TurnContext, error) {
+		time.Sleep(500 * time.Millisecond) // real time: the stop arrives while the message is being recorded
+		return TurnContext{Seq: in.Seq}, nil
+	})
+	sendAt(env, time.Second, "hello")
+	var stop StopResult
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateStop, "stop-1", &testsuite.TestUpdateCallback{OnAccept: func() {}, OnReject: func(error) {},
+			OnComplete: func(v interface{}, _ error) { stop = v.(StopResult) }})
+	}, time.Second+time.Millisecond)
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.True(t, stop.Stopped)
+	assert.Contains(t, f.events, "stopped")
+	assert.Zero(t, f.stepCalls, "no model call after the stop")
 }

@@ -84,7 +84,7 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 		if err != nil {
 			return err
 		}
-		w := worker.New(deps.Temporal, cfg.TaskQueue, acts)
+		w := worker.New(deps.Temporal, cfg.TaskQueue, acts, cfg.WorkerStopGrace)
 		log.Info("worker running", "task_queue", cfg.TaskQueue, "temporal", cfg.TemporalAddress)
 		return w.Run(interruptOn(ctx))
 	case "offline-llm":

@@ -60,6 +60,10 @@ type Config struct {
 	SAPSimAddr       string        // SAPSIM_ADDR: where `sapagent sapsim` and the dev stack serve the simulator
 	SAPSimLatency    time.Duration // SAPSIM_LATENCY: added to every simulated call
 	SAPSimErrorRate  float64       // SAPSIM_ERROR_RATE: share of simulated calls failing with 503
+
+	// WorkerStopGrace: on SIGTERM the worker stops polling and lets running activities finish
+	// for this long (WORKER_STOP_GRACE), so a deploy is not a crash.
+	WorkerStopGrace time.Duration
 }
 
 // Provider is one OpenAI-compatible model endpoint.
@@ -143,6 +147,7 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.ConnectorTimeout = r.duration("CONNECTOR_TIMEOUT", 60*time.Second)
 	c.DirectCallTools = splitList(r.str("DIRECT_CALL_TOOLS", ""))
 	c.CodeTimeout = r.duration("EXECUTE_CODE_TIMEOUT", 60*time.Second)
+	c.WorkerStopGrace = r.duration("WORKER_STOP_GRACE", 30*time.Second)
 	c.CodeMaxSteps = r.integer("EXECUTE_CODE_MAX_STEPS", 5_000_000)
 	c.SAPSimAddr = r.str("SAPSIM_ADDR", "127.0.0.1:8090")
 	c.SAPSimLatency = r.duration("SAPSIM_LATENCY", 0)
@@ -178,6 +183,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if c.MaxFileBytes <= 0 || c.RateLimitPerMinute <= 0 {
 		return Config{}, fmt.Errorf("FILE_MAX_BYTES and RATE_LIMIT_PER_MINUTE must be positive")
+	}
+	if c.WorkerStopGrace < 0 {
+		return c, fmt.Errorf("WORKER_STOP_GRACE must not be negative")
 	}
 	if c.ConnectorTimeout <= 0 || c.CodeTimeout <= 0 || c.CodeMaxSteps <= 0 {
 		return Config{}, fmt.Errorf("CONNECTOR_TIMEOUT, EXECUTE_CODE_TIMEOUT and EXECUTE_CODE_MAX_STEPS must be positive")

@@ -114,7 +114,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.worker = worker.New(s.Deps.Temporal, cfg.TaskQueue, acts)
+	s.worker = worker.New(s.Deps.Temporal, cfg.TaskQueue, acts, cfg.WorkerStopGrace)
 	if err := s.worker.Start(); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
@@ -142,14 +142,14 @@ func (s *Stack) serve(ctx context.Context, name string, l net.Listener, h http.H
 }
 
 // RestartWorker stops the worker and starts a fresh one, as a crashed and redeployed worker
-// process would be (fault tests).
+// process would be (fault tests): running activities are cancelled, not given a grace period.
 func (s *Stack) RestartWorker() error {
 	s.worker.Stop()
 	acts, err := s.Deps.Activities()
 	if err != nil {
 		return err
 	}
-	s.worker = worker.New(s.Deps.Temporal, s.Deps.Config.TaskQueue, acts)
+	s.worker = worker.New(s.Deps.Temporal, s.Deps.Config.TaskQueue, acts, 0)
 	return s.worker.Start()
 }
 

@@ -76,9 +76,16 @@ func (s *Server) applyRule(out reply, r *Rule, groups []string, text string, req
 			out.Content = fmt.Sprintf("I would call the tool %s, but it is not available in this conversation.", tc.Name)
 			return out
 		}
+		// The message count makes ids differ when a user repeats a request in one conversation.
+		id := fmt.Sprintf("call_%08x%02d", hash(fmt.Sprintf("%d\x00%s\x00%s", len(req.Messages), text, tc.Name)), j)
+		switch r.CallIDs {
+		case CallIDsPerResponse:
+			id = fmt.Sprintf("call_%d", j)
+		case CallIDsNone:
+			id = ""
+		}
 		out.ToolCalls = append(out.ToolCalls, toolCall{
-			// The message count makes ids differ when a user repeats a request in one conversation.
-			ID:        fmt.Sprintf("call_%08x%02d", hash(fmt.Sprintf("%d\x00%s\x00%s", len(req.Messages), text, tc.Name)), j),
+			ID:        id,
 			Name:      tc.Name,
 			Arguments: expandGroups(tc.arguments(), groups, jsonEscape),
 		})

@@ -27,9 +27,18 @@ type Rule struct {
 	ToolCalls  []ToolCallRule `json:"tool_calls,omitempty"`
 	TokenDelay *Duration      `json:"token_delay,omitempty"` // overrides Options.TokenDelay
 	FailStatus int            `json:"fail_status,omitempty"` // answer with this HTTP error instead
+	// CallIDs imitates servers whose tool-call IDs are not unique: "per_response" numbers
+	// them call_0, call_1… in every response (several local servers do), "none" sends none.
+	CallIDs string `json:"call_ids,omitempty"`
 
 	re *regexp.Regexp
 }
+
+// Tool-call ID styles of Rule.CallIDs.
+const (
+	CallIDsPerResponse = "per_response"
+	CallIDsNone        = "none"
+)
 
 // Duration is a time.Duration written in JSON as a Go duration string such as "20ms".
 type Duration struct{ time.Duration }
@@ -80,6 +89,9 @@ func compileRules(rules []Rule) error {
 			continue
 		}
 		r.re = re
+		if r.CallIDs != "" && r.CallIDs != CallIDsPerResponse && r.CallIDs != CallIDsNone {
+			errs = append(errs, fmt.Errorf("%s: call_ids must be %q or %q", where, CallIDsPerResponse, CallIDsNone))
+		}
 		if r.FailStatus != 0 && (r.FailStatus < 400 || r.FailStatus > 599) {
 			errs = append(errs, fmt.Errorf("%s: fail_status %d is not an HTTP error status", where, r.FailStatus))
 		}

@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Message is one row of a conversation's transcript, ordered by Seq.
@@ -93,4 +95,87 @@ func (s *Store) LastMessageSeq(ctx context.Context, agentID uuid.UUID) (int64, e
 	var seq int64
 	err := s.Pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM messages WHERE agent_id = $1`, agentID).Scan(&seq)
 	return seq, err
+}
+
+// ErrParkedMessageMissing means a parked message is neither parked nor stored: its content is
+// gone (the agent was deleted), so no retry can record it.
+var ErrParkedMessageMissing = errors.New("the queued message's parked content is missing")
+
+// ErrMessageIDTaken means another conversation already has a message with this ID.
+var ErrMessageIDTaken = errors.New("the message ID is already used by another conversation")
+
+// UserTurn is a user message to record at the start of its turn.
+type UserTurn struct {
+	ID      uuid.UUID
+	AgentID uuid.UUID
+	Seq     int64 // proposed seq: the workflow's next number
+	Content string
+	Parked  bool // the content is in parked_messages
+}
+
+// RecordUserMessage stores a user message and marks the agent active in one transaction, so a
+// failure leaves nothing behind. It returns the stored row and whether the message was already
+// answered by an earlier run (stored below the proposed seq): a re-sent message is recorded once.
+// If the proposed seq is taken by another row the message goes after the last one, so a
+// numbering mismatch can never wedge the conversation.
+func (s *Store) RecordUserMessage(ctx context.Context, m UserTurn) (saved Message, duplicate bool, err error) {
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		saved, err = scanMessage(tx.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE id = $1 AND agent_id = $2`, m.ID, m.AgentID))
+		if err == nil {
+			// Stored by an earlier attempt of this turn (at or after the proposed seq), or by an
+			// earlier run (before it).
+			duplicate = saved.Seq < m.Seq
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		content := m.Content
+		if m.Parked {
+			err := tx.QueryRow(ctx, `DELETE FROM parked_messages WHERE id = $1 AND agent_id = $2 RETURNING content`, m.ID, m.AgentID).Scan(&content)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrParkedMessageMissing
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var last int64
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM messages WHERE agent_id = $1`, m.AgentID).Scan(&last); err != nil {
+			return err
+		}
+		seq := max(m.Seq, last+1)
+		row := withDefaults(Message{ID: m.ID, AgentID: m.AgentID, Seq: seq, Role: "user", Content: content})
+		// A plain insert: an ID taken by another conversation's message must fail, never return
+		// that message.
+		saved, err = scanMessage(tx.QueryRow(ctx, `INSERT INTO messages (id, agent_id, seq, role, content, status, parts)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+messageColumns,
+			row.ID, row.AgentID, row.Seq, row.Role, row.Content, row.Status, row.Parts))
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+			return ErrMessageIDTaken
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE agents SET status = 'active', updated_at = now() WHERE id = $1 AND status <> 'active'`, m.AgentID)
+		return err
+	})
+	return saved, duplicate, err
+}
+
+// ParkMessage keeps a queued message's content until its turn starts in the next run.
+func (s *Store) ParkMessage(ctx context.Context, id, agentID uuid.UUID, userID, content string) error {
+	_, err := s.Pool.Exec(ctx, `INSERT INTO parked_messages (id, agent_id, user_id, content) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO NOTHING`, id, agentID, userID, content)
+	return err
+}
+
+// GetMessage loads one message of an agent; ErrNotFound when it is not stored.
+func (s *Store) GetMessage(ctx context.Context, agentID, id uuid.UUID) (Message, error) {
+	m, err := scanMessage(s.Pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE id = $1 AND agent_id = $2`, id, agentID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, ErrNotFound
+	}
+	return m, err
 }

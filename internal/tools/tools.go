@@ -172,3 +172,20 @@ func Decide(d *Definition, args map[string]any, p Policy) Mode {
 
 // Schema returns a tool's parameters as raw JSON (for the model's tool list).
 func (d *Definition) Schema() json.RawMessage { return json.RawMessage(d.Parameters) }
+
+// Classify decides how a call runs under the policy, or why it cannot run at all (invalid is
+// then a message for the model).
+func (r *Registry) Classify(name, arguments string, p Policy) (mode Mode, invalid string) {
+	def, ok := r.Get(name)
+	switch {
+	case name == "":
+		return "", "the tool call has no tool name"
+	case !ok:
+		return "", "unknown tool " + name
+	}
+	args, err := def.ParseArguments(arguments)
+	if err != nil {
+		return "", err.Error()
+	}
+	return Decide(def, args, p), ""
+}

@@ -1,0 +1,104 @@
+package integration
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sapagent/sapagent/internal/config"
+	"github.com/sapagent/sapagent/internal/devstack"
+	"github.com/sapagent/sapagent/internal/offlinellm"
+)
+
+// reusedCallIDs makes the offline model behave like local servers whose tool-call IDs repeat
+// in every response (call_0) or are missing.
+func reusedCallIDs(_ *config.Config, o *devstack.Options) {
+	o.OfflineLLM.Rules = []offlinellm.Rule{
+		{Name: "list", Match: `^list notes$`, CallIDs: offlinellm.CallIDsPerResponse, ToolCalls: []offlinellm.ToolCallRule{{Name: "list_notes", Arguments: `{}`}}},
+		{Name: "list-twice", Match: `^list notes twice$`, CallIDs: offlinellm.CallIDsNone, ToolCalls: []offlinellm.ToolCallRule{
+			{Name: "list_notes", Arguments: `{"limit":1}`}, {Name: "list_notes", Arguments: `{"limit":2}`}}},
+	}
+}
+
+func TestProviderToolCallIDsAreNeverTrustedToBeUnique(t *testing.T) {
+	e := startEnv(t, reusedCallIDs)
+	agent := e.createAgent("ids")
+	ws := e.dial(agent.ID, "")
+	ws.next(5 * time.Second)
+	for _, text := range []string{"list notes", "list notes", "list notes twice"} {
+		require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": text}, nil))
+		evs := ws.until(60*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
+		assert.Zero(t, countType(evs, "error"), "the turn ends with an answer, not MAX_LOOP_STEPS: %v", types(evs))
+	}
+	var calls, results, distinct int
+	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(context.Background(), `SELECT
+		(SELECT count(*) FROM messages m, jsonb_array_elements(m.parts) p WHERE m.agent_id = $1 AND p->>'type' = 'tool_call'),
+		(SELECT count(*) FROM messages WHERE agent_id = $1 AND role = 'tool'),
+		(SELECT count(DISTINCT tool_call_id) FROM messages WHERE agent_id = $1 AND role = 'tool')`, agent.ID).Scan(&calls, &results, &distinct))
+	assert.Equal(t, 4, calls, "four calls in three turns")
+	assert.Equal(t, 4, results, "every call has its own result row")
+	assert.Equal(t, 4, distinct)
+	var actions int
+	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM tool_actions WHERE agent_id = $1`, agent.ID).Scan(&actions))
+	assert.Equal(t, 4, actions, "one action-log row per call")
+}
+
+func TestResentClientMessageIDAfterIdleCompletionRunsNoGhostTurn(t *testing.T) {
+	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.IdleTimeout = 2 * time.Second })
+	agent := e.createAgent("resend")
+	ws := e.dial(agent.ID, "")
+	ws.next(5 * time.Second)
+	id := uuid.NewString()
+	body := map[string]any{"content": "hello once", "client_message_id": id}
+	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", body, nil))
+	ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
+	waitClosed(t, e, agent.ID)
+
+	// The run completed; the client retries its old request (a lost response).
+	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", body, nil))
+	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "and a new one"}, nil))
+	evs := ws.until(30*time.Second, func(ev event) bool { return isAssistantMessage(ev) })
+	msgs := e.messages(agent.ID)
+	require.GreaterOrEqual(t, len(msgs), 2)
+	for _, ev := range evs {
+		// A ghost turn streams the old reply again, and its stream_end is swallowed as a repeat.
+		assert.False(t, ev.Type == "stream" && ev.MessageID == msgs[1].ID, "the answered message is not answered again")
+	}
+	require.Len(t, msgs, 4, "hello, its reply, the new message, its reply: %v", roles(msgs))
+	assert.Equal(t, "hello once", msgs[0].Content)
+	assert.Equal(t, "and a new one", msgs[2].Content)
+	assert.Equal(t, "idle", e.agentStatus(agent.ID))
+}
+
+func types(evs []event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Type
+	}
+	return out
+}
+
+// waitClosed waits until the agent's workflow run has completed.
+func waitClosed(t *testing.T, e *env, agentID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		d, err := e.stack.Deps.Temporal.DescribeWorkflowExecution(context.Background(), "agent/"+agentID, "")
+		return err == nil && d.WorkflowExecutionInfo.GetCloseTime() != nil
+	}, 30*time.Second, 100*time.Millisecond)
+}
+
+func (e *env) agentStatus(agentID string) string {
+	e.t.Helper()
+	var status string
+	require.Eventually(e.t, func() bool {
+		require.NoError(e.t, e.stack.Deps.Store.Pool.QueryRow(context.Background(), `SELECT status FROM agents WHERE id = $1`, agentID).Scan(&status))
+		return status == "idle"
+	}, 10*time.Second, 50*time.Millisecond)
+	return status
+}
