@@ -181,7 +181,7 @@ func conversationSummary(a store.Agent) string {
 
 func (s *Server) conversationInput(a store.Agent) workflows.ConversationInput {
 	return workflows.ConversationInput{AgentID: a.ID.String(), WorkspaceID: a.WorkspaceID.String(), IdleTimeout: s.IdleTimeout,
-		MaxSteps: s.MaxLoopSteps, MaxQueued: s.MaxQueued, ApprovalTimeout: s.ApprovalTimeout}
+		MaxSteps: s.MaxLoopSteps, MaxQueued: s.MaxQueued, ApprovalTimeout: s.ApprovalTimeout, RunEvents: s.RunEvents}
 }
 
 // loadAgent resolves :id or writes the 400/404/503 and returns false.

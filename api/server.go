@@ -46,6 +46,8 @@ type Server struct {
 	ApprovalTimeout time.Duration
 	Production      bool // ENVIRONMENT=production: connector URLs must be https and not loopback
 	SAP             *saptools.Resolver
+
+	RunEvents int // history events of a conversation run before it continues as new
 }
 
 // Router builds the gin engine with every route.

@@ -3,12 +3,15 @@ package integration
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/devstack"
@@ -101,4 +104,62 @@ func (e *env) agentStatus(agentID string) string {
 		return status == "idle"
 	}, 10*time.Second, 50*time.Millisecond)
 	return status
+}
+
+func TestContinueAsNewParksQueuedMessagesAndEachIsAnsweredOnce(t *testing.T) {
+	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.RunEvents = 100 })
+	agent := e.createAgent("long run")
+	ws := e.dial(agent.ID, "")
+	ws.next(5 * time.Second)
+	const n = 10
+	for i := range n {
+		require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message",
+			map[string]any{"content": "question " + itoa(int64(i)) + " " + strings.Repeat("x", 15_000)}, nil))
+	}
+	replies := 0
+	ws.until(120*time.Second, func(ev event) bool {
+		if isAssistantMessage(ev) {
+			replies++
+		}
+		return replies == n
+	})
+	msgs := e.messages(agent.ID)
+	require.Len(t, msgs, 2*n, "every message stored once with exactly one reply")
+	for i := 0; i < n; i++ {
+		assert.Equal(t, "user", msgs[2*i].Role)
+		assert.True(t, strings.HasPrefix(msgs[2*i].Content, "question "+itoa(int64(i))+" "), "in order")
+		assert.Equal(t, "assistant", msgs[2*i+1].Role)
+	}
+	var parked int
+	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM parked_messages`).Scan(&parked))
+	assert.Zero(t, parked, "parked messages move into the transcript")
+	assert.Equal(t, "idle", e.agentStatus(agent.ID))
+
+	// The runs: more than one, and none carried message contents in its input.
+	c := e.stack.Deps.Temporal
+	resp, err := c.ListWorkflow(context.Background(), listRequest(e, "WorkflowId = 'agent/"+agent.ID+"'"))
+	require.NoError(t, err)
+	require.Greater(t, len(resp.Executions), 1, "the conversation continued as new")
+	for _, ex := range resp.Executions {
+		iter := c.GetWorkflowHistory(context.Background(), ex.Execution.WorkflowId, ex.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		first, err := iter.Next()
+		require.NoError(t, err)
+		in := first.GetWorkflowExecutionStartedEventAttributes().GetInput()
+		assert.Less(t, proto.Size(in), 16<<10, "a run's input carries IDs, not queued texts")
+		started, closed := 0, 0
+		for iter.HasNext() {
+			ev, err := iter.Next()
+			require.NoError(t, err)
+			switch ev.EventType {
+			case enumspb.EVENT_TYPE_TIMER_STARTED:
+				started++
+			case enumspb.EVENT_TYPE_TIMER_FIRED, enumspb.EVENT_TYPE_TIMER_CANCELED:
+				closed++
+			}
+		}
+		assert.LessOrEqual(t, started-closed, 1, "idle timers are cancelled when a message arrives")
+		if ex.Status == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+			recordHistory(t, c, ex.Execution.WorkflowId, ex.Execution.RunId, "conversation_continue_as_new_v2")
+		}
+	}
 }

@@ -120,7 +120,7 @@ func Conversation(ctx workflow.Context, in ConversationInput) error {
 		c.queue = c.queue[1:]
 		c.runTurn(ctx, msg)
 
-		if shouldContinueAsNew(ctx) {
+		if c.shouldContinueAsNew(ctx) {
 			return c.continueAsNew(ctx)
 		}
 	}
@@ -660,12 +660,16 @@ func rootMessage(err error) string {
 // suggestion (4,096 events / 4 MiB): a turn that begins just under the mark must not carry
 // the run past it.
 const (
-	canEventMargin = 3800
-	canBytesMargin = 3 << 20
+	DefaultRunEvents = 3800
+	canBytesMargin   = 3 << 20
 )
 
-func shouldContinueAsNew(ctx workflow.Context) bool {
+func (c *conversation) shouldContinueAsNew(ctx workflow.Context) bool {
+	events := c.in.RunEvents
+	if events <= 0 {
+		events = DefaultRunEvents
+	}
 	info := workflow.GetInfo(ctx)
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= canEventMargin ||
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= events ||
 		info.GetCurrentHistorySize() >= canBytesMargin
 }

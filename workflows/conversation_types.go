@@ -58,6 +58,9 @@ type ConversationInput struct {
 	MaxQueued int
 	// ApprovalTimeout rejects calls still undecided after it (0: DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
+	// RunEvents continues the run as new at the first turn boundary past this many history
+	// events (0: DefaultRunEvents).
+	RunEvents int `json:",omitempty"`
 }
 
 // UserMessage is a message sent to the conversation. The API chooses ID (or takes the

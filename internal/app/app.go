@@ -124,7 +124,7 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		Auth: verifier, Limiter: redis_rate.NewLimiter(d.Redis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
 		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
-		Production: c.Environment == "production", SAP: resolver,
+		Production: c.Environment == "production", SAP: resolver, RunEvents: c.RunEvents,
 	}, nil
 }
 

@@ -64,6 +64,9 @@ type Config struct {
 	// WorkerStopGrace: on SIGTERM the worker stops polling and lets running activities finish
 	// for this long (WORKER_STOP_GRACE), so a deploy is not a crash.
 	WorkerStopGrace time.Duration
+	// RunEvents: a conversation run continues as new at the first turn boundary after this many
+	// history events (CONVERSATION_RUN_EVENTS; Temporal suggests it at 4,096).
+	RunEvents int
 }
 
 // Provider is one OpenAI-compatible model endpoint.
@@ -148,6 +151,7 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.DirectCallTools = splitList(r.str("DIRECT_CALL_TOOLS", ""))
 	c.CodeTimeout = r.duration("EXECUTE_CODE_TIMEOUT", 60*time.Second)
 	c.WorkerStopGrace = r.duration("WORKER_STOP_GRACE", 30*time.Second)
+	c.RunEvents = r.integer("CONVERSATION_RUN_EVENTS", 3800)
 	c.CodeMaxSteps = r.integer("EXECUTE_CODE_MAX_STEPS", 5_000_000)
 	c.SAPSimAddr = r.str("SAPSIM_ADDR", "127.0.0.1:8090")
 	c.SAPSimLatency = r.duration("SAPSIM_LATENCY", 0)
@@ -186,6 +190,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if c.WorkerStopGrace < 0 {
 		return c, fmt.Errorf("WORKER_STOP_GRACE must not be negative")
+	}
+	if c.RunEvents < 100 || c.RunEvents > 40000 {
+		return c, fmt.Errorf("CONVERSATION_RUN_EVENTS must be between 100 and 40000 (Temporal ends a run at 51,200 events)")
 	}
 	if c.ConnectorTimeout <= 0 || c.CodeTimeout <= 0 || c.CodeMaxSteps <= 0 {
 		return Config{}, fmt.Errorf("CONNECTOR_TIMEOUT, EXECUTE_CODE_TIMEOUT and EXECUTE_CODE_MAX_STEPS must be positive")
