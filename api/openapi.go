@@ -102,7 +102,19 @@ var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/agents/{id}/messages", Summary: "Transcript in seq order (?cursor=&limit=)", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/events", Summary: "Server-Sent Events twin of /ws (resume with Last-Event-ID or ?after=)", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/ws", Summary: "WebSocket of the agent's events (docs/events.md); token via subprotocol 'bearer, <jwt>' or ?access_token=", Status: 101},
+
+	{Method: "POST", Path: "/api/codec/decode", Summary: "Decrypt Temporal payloads for the Temporal UI (operators only; bearer or the sapagent_codec cookie; header X-Namespace)", Status: 200, Body: payloadsBody},
+	{Method: "POST", Path: "/api/codec/encode", Summary: "Encrypt Temporal payloads for the Temporal UI (operators only)", Status: 200, Body: payloadsBody},
+	{Method: "OPTIONS", Path: "/api/codec/decode", Summary: "CORS preflight for CODEC_ALLOWED_ORIGINS", Status: 204, Public: true},
+	{Method: "OPTIONS", Path: "/api/codec/encode", Summary: "CORS preflight for CODEC_ALLOWED_ORIGINS", Status: 204, Public: true},
 }
+
+// payloadsBody is Temporal's Payloads in proto JSON: metadata values and data are base64.
+var payloadsBody = obj([]string{"payloads"}, map[string]any{"payloads": map[string]any{"type": "array", "items": map[string]any{
+	"type": "object", "properties": map[string]any{
+		"metadata": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string", "contentEncoding": "base64"}},
+		"data":     map[string]any{"type": "string", "contentEncoding": "base64"},
+	}}}})
 
 var ginParam = regexp.MustCompile(`:([A-Za-z]+)`)
 

@@ -46,6 +46,7 @@ type Server struct {
 	ApprovalTimeout time.Duration
 	Production      bool // ENVIRONMENT=production: connector URLs must be https and not loopback
 	SAP             *saptools.Resolver
+	Codec           CodecOptions // the Temporal UI's codec endpoint (codec.go)
 
 	RunEvents int // history events of a conversation run before it continues as new
 }
@@ -62,6 +63,9 @@ func (s *Server) Router() *gin.Engine {
 	api := r.Group("/api")
 	api.GET("/health", s.health)
 	api.GET("/openapi.json", s.openAPI)
+	// Authenticated by the codec itself (header or cookie, operators only); not rate-limited:
+	// the UI decodes every event of a history it shows.
+	s.codecRoutes(api)
 
 	// Everything else: authenticated, then mutations rate-limited per user.
 	a := api.Group("", s.authenticate, s.rateLimit)

@@ -124,7 +124,7 @@ func TestWriteToolRunsOnlyAfterApprovalThroughTheAPI(t *testing.T) {
 		}
 	}
 	assert.Contains(t, done.Result, "Closing")
-	recordHistory(t, e.stack.Deps.Temporal, "agent/"+agent.ID, "", "conversation_tool_approval")
+	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+agent.ID, "", "conversation_tool_approval_v2")
 }
 
 func TestStopKeepsThePartialTextAndGoesIdle(t *testing.T) {
@@ -149,7 +149,7 @@ func TestStopKeepsThePartialTextAndGoesIdle(t *testing.T) {
 
 	require.Equal(t, 200, e.do("POST", "/api/agents/"+agent.ID+"/stop", nil, &res))
 	assert.False(t, res.Stopped, "nothing to stop when idle")
-	recordHistory(t, e.stack.Deps.Temporal, "agent/"+agent.ID, "", "conversation_stop")
+	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+agent.ID, "", "conversation_stop_v2")
 }
 
 func TestReasoningStreamsInFullAndIsStoredTruncated(t *testing.T) {

@@ -203,7 +203,7 @@ func TestConversationRestartsAfterIdleCompletion(t *testing.T) {
 	c := e.stack.Deps.Temporal
 	run := c.GetWorkflow(ctx, workflows.ConversationWorkflowID(agent.ID), "")
 	require.NoError(t, run.Get(ctx, nil), "the idle conversation completes")
-	recordHistory(t, c, workflows.ConversationWorkflowID(agent.ID), run.GetRunID(), "conversation_turn_then_idle")
+	recordHistory(t, c, e.stack.Deps.Codec, workflows.ConversationWorkflowID(agent.ID), run.GetRunID(), "conversation_turn_then_idle_v2")
 
 	// update-with-start begins a new run that restores numbering from Postgres.
 	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "after idle"}, nil))

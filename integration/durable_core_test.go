@@ -159,7 +159,7 @@ func TestContinueAsNewParksQueuedMessagesAndEachIsAnsweredOnce(t *testing.T) {
 		}
 		assert.LessOrEqual(t, started-closed, 1, "idle timers are cancelled when a message arrives")
 		if ex.Status == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
-			recordHistory(t, c, ex.Execution.WorkflowId, ex.Execution.RunId, "conversation_continue_as_new_v2")
+			recordHistory(t, c, e.stack.Deps.Codec, ex.Execution.WorkflowId, ex.Execution.RunId, "conversation_continue_as_new_v2")
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/llm"
+	"github.com/sapagent/sapagent/internal/payloadcodec"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/saptools"
@@ -41,7 +42,10 @@ type Deps struct {
 	Redis    *redis.Client
 	Bus      *events.Bus
 	Temporal client.Client
-	hub      *events.Hub
+	// Codec encrypts every payload the Temporal client sends (PAYLOAD_KEY); the API serves it
+	// to operators as the Temporal UI's codec endpoint.
+	Codec *payloadcodec.Codec
+	hub   *events.Hub
 	// Landscape is the simulated SAP landscape of this process: connections without a
 	// connector URL use it (one per process, so writes stay visible to later reads).
 	Landscape *sapsim.Landscape
@@ -68,16 +72,26 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, erro
 		return nil, fmt.Errorf("redis at %s: %w", store.Redact(cfg.RedisURL), err)
 	}
 	d.Bus = events.New(d.Redis, events.Options{Prefix: cfg.RedisPrefix})
-	d.Temporal, err = client.DialContext(ctx, client.Options{
-		HostPort:  cfg.TemporalAddress,
-		Namespace: cfg.TemporalNamespace,
-		Logger:    SDKLogger(log),
-	})
+	if d.Codec, err = payloadcodec.Parse(cfg.PayloadKey, cfg.PayloadOldKeys); err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.Temporal, err = client.DialContext(ctx, TemporalClientOptions(cfg.TemporalAddress, cfg.TemporalNamespace, d.Codec, log))
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)
 	}
 	return d, nil
+}
+
+// TemporalClientOptions are the options of every Temporal client the product opens: payloads
+// and failure messages are encrypted by codec before they leave the process, so Temporal's
+// history and the UI show ciphertext unless the UI decodes through the codec endpoint.
+func TemporalClientOptions(hostPort, namespace string, codec *payloadcodec.Codec, log *slog.Logger) client.Options {
+	return client.Options{
+		HostPort: hostPort, Namespace: namespace, Logger: SDKLogger(log),
+		DataConverter: codec.DataConverter(), FailureConverter: codec.FailureConverter(),
+	}
 }
 
 // Close closes every connection that was opened.
@@ -125,6 +139,7 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
 		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
 		Production: c.Environment == "production", SAP: resolver, RunEvents: c.RunEvents,
+		Codec: api.CodecOptions{Codec: d.Codec, Namespace: c.TemporalNamespace, Operators: c.Operators, Origins: c.CodecOrigins},
 	}, nil
 }
 

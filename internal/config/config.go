@@ -42,6 +42,10 @@ type Config struct {
 	AllowedOrigins     []string // ALLOWED_ORIGINS: browser origins allowed on WebSocket/SSE
 	SecretsKey         string   // SECRETS_KEY: base64 AES-256 key
 	SecretsOldKeys     string   // SECRETS_OLD_KEYS: comma-separated older keys
+	PayloadKey         string   // PAYLOAD_KEY: base64 AES-256 key of Temporal payloads
+	PayloadOldKeys     string   // PAYLOAD_OLD_KEYS: comma-separated older payload keys, decrypt only
+	Operators          []string // OPERATORS: user IDs (token sub) allowed to decode payloads (codec endpoint)
+	CodecOrigins       []string // CODEC_ALLOWED_ORIGINS: Temporal UI origins allowed to call the codec endpoint
 	BlobURL            string   // BLOB_URL: file:///path or s3://bucket?...
 	MaxFileBytes       int64    // FILE_MAX_BYTES
 	RateLimitPerMinute int      // RATE_LIMIT_PER_MINUTE: mutating requests per user
@@ -141,6 +145,10 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	c.SecretsKey = r.str("SECRETS_KEY", "")
 	c.SecretsOldKeys = r.str("SECRETS_OLD_KEYS", "")
+	c.PayloadKey = r.str("PAYLOAD_KEY", "")
+	c.PayloadOldKeys = r.str("PAYLOAD_OLD_KEYS", "")
+	c.Operators = splitList(r.str("OPERATORS", ""))
+	c.CodecOrigins = splitList(r.str("CODEC_ALLOWED_ORIGINS", ""))
 	c.BlobURL = r.str("BLOB_URL", "file://"+absPath(c.DataDir)+"/files")
 	c.MaxFileBytes = int64(r.integer("FILE_MAX_BYTES", 20<<20))
 	c.RateLimitPerMinute = r.integer("RATE_LIMIT_PER_MINUTE", 60)

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -82,17 +84,52 @@ func TestDevSecretsAreGeneratedOnceAndProductionMustConfigureThem(t *testing.T) 
 	require.NoError(t, err)
 	assert.NotEmpty(t, first.AuthJWTSecret)
 	assert.NotEmpty(t, first.SecretsKey)
+	assert.NotEmpty(t, first.PayloadKey)
+	assert.NotEqual(t, first.SecretsKey, first.PayloadKey)
 	again, err := c.WithDevSecrets()
 	require.NoError(t, err)
 	assert.Equal(t, first.AuthJWTSecret, again.AuthJWTSecret, "tokens stay valid across restarts")
 	assert.Equal(t, first.SecretsKey, again.SecretsKey)
+	assert.Equal(t, first.PayloadKey, again.PayloadKey, "histories stay readable across restarts")
 
 	prod, err := load(env(map[string]string{"DATA_DIR": dir, "ENVIRONMENT": "production"}))
 	require.NoError(t, err)
 	_, err = prod.WithDevSecrets()
 	assert.ErrorContains(t, err, "SECRETS_KEY")
-	set, err := load(env(map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": "s", "SECRETS_KEY": "k"}))
+	noPayloadKey, err := load(env(map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": "s", "SECRETS_KEY": "k"}))
+	require.NoError(t, err)
+	_, err = noPayloadKey.WithDevSecrets()
+	assert.ErrorContains(t, err, "PAYLOAD_KEY")
+	set, err := load(env(map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": "s", "SECRETS_KEY": "k", "PAYLOAD_KEY": "p"}))
 	require.NoError(t, err)
 	_, err = set.WithDevSecrets()
 	assert.NoError(t, err)
+}
+
+// A data folder from a version without payload encryption gets a payload key added; the
+// secrets it already had are kept (tokens and stored passwords stay valid).
+func TestDevSecretsFileFromAnOlderVersionGetsAPayloadKey(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dev-secrets.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"jwt_secret":"jwt-old","secrets_key":"key-old"}`), 0o600))
+	c, err := load(env(map[string]string{"DATA_DIR": dir}))
+	require.NoError(t, err)
+	got, err := c.WithDevSecrets()
+	require.NoError(t, err)
+	assert.Equal(t, "jwt-old", got.AuthJWTSecret)
+	assert.Equal(t, "key-old", got.SecretsKey)
+	require.NotEmpty(t, got.PayloadKey)
+	again, err := c.WithDevSecrets()
+	require.NoError(t, err)
+	assert.Equal(t, got.PayloadKey, again.PayloadKey, "the added key was saved")
+}
+
+func TestOperatorsAndCodecOriginsAreLists(t *testing.T) {
+	c, err := load(env(map[string]string{"OPERATORS": " ops-1, ops-2 ,", "CODEC_ALLOWED_ORIGINS": "https://temporal.example.com"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ops-1", "ops-2"}, c.Operators)
+	assert.Equal(t, []string{"https://temporal.example.com"}, c.CodecOrigins)
+	c, err = load(env(nil))
+	require.NoError(t, err)
+	assert.Empty(t, c.Operators, "nobody decodes payloads unless named")
 }

@@ -11,22 +11,26 @@ import (
 )
 
 // devSecrets are generated once per data folder so a fresh clone works without configuring
-// keys, while tokens and encrypted values stay valid across restarts of the dev stack.
+// keys, while tokens, encrypted values and Temporal histories stay readable across restarts of
+// the dev stack.
 type devSecrets struct {
 	JWTSecret  string `json:"jwt_secret"`
 	SecretsKey string `json:"secrets_key"`
+	PayloadKey string `json:"payload_key"`
 }
 
-// WithDevSecrets fills AUTH_JWT_SECRET and SECRETS_KEY from DATA_DIR/dev-secrets.json (creating
-// it) when they are unset in development. Production must configure them: it returns an error.
+// WithDevSecrets fills AUTH_JWT_SECRET, SECRETS_KEY and PAYLOAD_KEY from
+// DATA_DIR/dev-secrets.json (creating it, or adding a key a file from an older version lacks)
+// when they are unset in development. Production must configure them: it returns an error.
 func (c Config) WithDevSecrets() (Config, error) {
 	needAuth := c.AuthJWTSecret == "" && c.AuthJWKSURL == ""
 	needKey := c.SecretsKey == ""
-	if !needAuth && !needKey {
+	needPayload := c.PayloadKey == ""
+	if !needAuth && !needKey && !needPayload {
 		return c, nil
 	}
 	if c.Environment == "production" {
-		return c, errors.New("production needs AUTH_JWT_SECRET or AUTH_JWKS_URL, and SECRETS_KEY")
+		return c, errors.New("production needs AUTH_JWT_SECRET or AUTH_JWKS_URL, SECRETS_KEY and PAYLOAD_KEY")
 	}
 	path := filepath.Join(c.DataDir, "dev-secrets.json")
 	var ds devSecrets
@@ -37,7 +41,16 @@ func (c Config) WithDevSecrets() (Config, error) {
 			return c, fmt.Errorf("%s: %w", path, err)
 		}
 	case errors.Is(err, os.ErrNotExist):
-		ds = devSecrets{JWTSecret: randomBase64(), SecretsKey: randomBase64()}
+	default:
+		return c, err
+	}
+	changed := false
+	for _, v := range []*string{&ds.JWTSecret, &ds.SecretsKey, &ds.PayloadKey} {
+		if *v == "" {
+			*v, changed = randomBase64(), true
+		}
+	}
+	if changed {
 		raw, _ := json.MarshalIndent(ds, "", "  ")
 		if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 			return c, err
@@ -45,14 +58,15 @@ func (c Config) WithDevSecrets() (Config, error) {
 		if err := os.WriteFile(path, raw, 0o600); err != nil {
 			return c, err
 		}
-	default:
-		return c, err
 	}
 	if needAuth {
 		c.AuthJWTSecret = ds.JWTSecret
 	}
 	if needKey {
 		c.SecretsKey = ds.SecretsKey
+	}
+	if needPayload {
+		c.PayloadKey = ds.PayloadKey
 	}
 	return c, nil
 }

@@ -7,14 +7,19 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
+	"time"
 
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/sapagent/sapagent/api"
 	"github.com/sapagent/sapagent/internal/app"
+	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/offlinellm"
+	"github.com/sapagent/sapagent/internal/payloadcodec"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/worker"
 	"github.com/sapagent/sapagent/workflows"
@@ -49,11 +54,24 @@ type Stack struct {
 
 // Start brings everything up in dependency order; on failure it stops what it started.
 func Start(ctx context.Context, o Options) (_ *Stack, err error) {
-	cfg := o.Config
+	// The keys are needed before app.Open: the embedded server's own client encrypts, and the
+	// UI's operator cookie is a token signed with the JWT secret.
+	cfg, err := o.Config.WithDevSecrets()
+	if err != nil {
+		return nil, err
+	}
+	codec, err := payloadcodec.Parse(cfg.PayloadKey, cfg.PayloadOldKeys)
+	if err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Stack{cancel: cancel, errs: make(chan error, 4)}
+	var apiListener net.Listener // closed here until the API serves on it
 	defer func() {
 		if err != nil {
+			if apiListener != nil {
+				_ = apiListener.Close()
+			}
 			s.Stop()
 		}
 	}()
@@ -84,11 +102,20 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		s.serve(runCtx, "offline model", l, offlinellm.New(opts).Handler())
 	}
 
-	s.temporal, err = StartTemporal(ctx, TemporalOptions{
+	// The API listens before Temporal starts: the UI's configuration names its codec endpoint.
+	if apiListener, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+		return nil, fmt.Errorf("API on %s: %w (set HTTP_ADDR)", cfg.HTTPAddr, err)
+	}
+	s.APIURL = "http://" + hostPort(apiListener.Addr())
+	topts := TemporalOptions{
 		DataDir: cfg.DataDir, Port: cfg.TemporalPort, UIPort: cfg.TemporalUIPort,
 		Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeNames, Log: o.Log,
-		LogLevel: cfg.TemporalLogLevel,
-	})
+		LogLevel: cfg.TemporalLogLevel, Codec: codec,
+	}
+	if cfg.TemporalUIPort != 0 {
+		cfg = withUIOperator(cfg, &topts, s.APIURL, o.Log)
+	}
+	s.temporal, err = StartTemporal(ctx, topts)
 	if err != nil {
 		return nil, err
 	}
@@ -122,13 +149,37 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.API, err = s.Deps.APIServer(ctx); err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		return nil, fmt.Errorf("API on %s: %w (set HTTP_ADDR)", cfg.HTTPAddr, err)
-	}
-	s.APIURL = "http://" + hostPort(l.Addr())
-	s.serve(runCtx, "API", l, s.API.Router())
+	s.serve(runCtx, "API", apiListener, s.API.Router())
+	apiListener = nil
 	return s, nil
+}
+
+// UIOperator is the user the dev stack's Temporal UI decodes payloads as. It is an operator in
+// the dev stack only; production names its operators in OPERATORS.
+const UIOperator = "dev-temporal-ui"
+
+// withUIOperator lets the embedded UI decode payloads out of the box, still authenticated: the
+// UI calls the API's codec with includeCredentials, and every response of the UI's own API
+// sets a short-lived operator token as an HttpOnly cookie (host-only, so it is sent to the API
+// on the same host, other port). Only a browser that loads this UI (bound to 127.0.0.1) gets it.
+func withUIOperator(cfg config.Config, topts *TemporalOptions, apiURL string, log *slog.Logger) config.Config {
+	topts.CodecEndpoint = apiURL + "/api/codec"
+	cfg.CodecOrigins = append(slices.Clip(cfg.CodecOrigins), "http://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.TemporalUIPort)))
+	if cfg.AuthJWTSecret == "" || cfg.Environment == "production" {
+		log.Warn("the Temporal UI shows payloads encrypted: the dev stack signs its UI operator token with AUTH_JWT_SECRET in development only; use an operator token (docs/operations.md)")
+		return cfg
+	}
+	cfg.Operators = append(slices.Clip(cfg.Operators), UIOperator)
+	secret, audience, issuer := []byte(cfg.AuthJWTSecret), cfg.AuthAudience, cfg.AuthIssuer
+	topts.CodecCookie = func() *http.Cookie {
+		tok, err := auth.Mint(secret, UIOperator, time.Hour, audience, issuer)
+		if err != nil {
+			return nil
+		}
+		return &http.Cookie{Name: api.CodecCookie, Value: tok, Path: "/api/codec", MaxAge: 3600,
+			HttpOnly: true, SameSite: http.SameSiteStrictMode}
+	}
+	return cfg
 }
 
 func (s *Stack) serve(ctx context.Context, name string, l net.Listener, h http.Handler) {

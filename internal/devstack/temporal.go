@@ -6,12 +6,16 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/labstack/echo/v4"
 	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiapi "github.com/temporalio/ui-server/v2/server/api"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -31,6 +35,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/sapagent/sapagent/internal/app"
+	"github.com/sapagent/sapagent/internal/payloadcodec"
 )
 
 // TemporalOptions configures the embedded Temporal server.
@@ -42,6 +47,14 @@ type TemporalOptions struct {
 	LogLevel         string   // the server's own log level: debug, info, warn, error (default), fatal
 	SearchAttributes []string // custom keyword search attributes
 	Log              *slog.Logger
+	// Codec encrypts what the dev stack's own Temporal client sends, like every product client.
+	Codec *payloadcodec.Codec
+	// CodecEndpoint is the API's codec (<api>/api/codec) the UI decodes payloads through;
+	// "" leaves payloads encrypted in the UI.
+	CodecEndpoint string
+	// CodecCookie, when set, is called on each of the UI's API requests: its cookie lets the
+	// browser call CodecEndpoint as an operator (the UI sends cookies with includeCredentials).
+	CodecCookie func() *http.Cookie
 }
 
 // Temporal is a running embedded server (and its UI).
@@ -178,17 +191,29 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 	if err := t.server.Start(); err != nil {
 		return nil, fmt.Errorf("temporal server: %w", err)
 	}
-	if err := t.ensureSearchAttributes(ctx, o.Namespace, o.SearchAttributes, o.Log); err != nil {
+	if err := t.ensureSearchAttributes(ctx, o.Namespace, o.SearchAttributes, o.Codec, o.Log); err != nil {
 		t.Stop()
 		return nil, err
 	}
 	if o.UIPort != 0 {
 		t.UIAddress = net.JoinHostPort(host, strconv.Itoa(o.UIPort))
-		t.ui = uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
+		uiOpts := []uioptions.ServerOption{uioptions.WithConfigProvider(&uiconfig.Config{
 			Host: host, Port: o.UIPort, TemporalGRPCAddress: t.Address, EnableUI: true, HideLogs: true,
 			DefaultNamespace: o.Namespace,
 			CORS:             uiconfig.CORS{CookieInsecure: true},
-		}))
+			Codec:            uiconfig.Codec{Endpoint: o.CodecEndpoint, IncludeCredentials: o.CodecEndpoint != ""},
+		})}
+		if o.CodecCookie != nil {
+			// ui-server has no hook to add a route or header; its API middleware sees each
+			// request's echo context (ui-server sets its own version header the same way).
+			uiOpts = append(uiOpts, uioptions.WithAPIMiddleware([]uiapi.Middleware{func(c echo.Context) runtime.ServeMuxOption {
+				if ck := o.CodecCookie(); ck != nil {
+					c.SetCookie(ck)
+				}
+				return func(*runtime.ServeMux) {}
+			}}))
+		}
+		t.ui = uiserver.NewServer(uiOpts...)
 		go func() {
 			if err := t.ui.Start(); err != nil {
 				o.Log.Error("temporal UI stopped", "error", err)
@@ -200,8 +225,8 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 
 // ensureSearchAttributes adds missing ones: a data file created by an older version has the
 // namespace already, so the namespace config above does not add new attributes to it.
-func (t *Temporal) ensureSearchAttributes(ctx context.Context, namespace string, names []string, log *slog.Logger) error {
-	c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: namespace, Logger: app.SDKLogger(log)})
+func (t *Temporal) ensureSearchAttributes(ctx context.Context, namespace string, names []string, codec *payloadcodec.Codec, log *slog.Logger) error {
+	c, err := client.Dial(app.TemporalClientOptions(t.Address, namespace, codec, log))
 	if err != nil {
 		return fmt.Errorf("temporal client: %w", err)
 	}
