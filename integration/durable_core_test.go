@@ -163,3 +163,29 @@ func TestContinueAsNewParksQueuedMessagesAndEachIsAnsweredOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestConfirmAfterShowsTheResultAndTheModelSeesItOnlyOnceApproved(t *testing.T) {
+	e := startEnv(t, func(_ *config.Config, o *devstack.Options) {
+		o.OfflineLLM.Rules = []offlinellm.Rule{{Name: "export", Match: `^export notes$`, ToolCalls: []offlinellm.ToolCallRule{{Name: "export_notes", Arguments: `{}`}}}}
+	})
+	agent := e.createAgent("export")
+	ws := e.dial(agent.ID, "")
+	ws.next(5 * time.Second)
+	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "export notes"}, nil))
+	evs := ws.until(30*time.Second, func(ev event) bool { return ev.Type == "approval_needed" })
+	var ask struct {
+		ToolCallID string `json:"tool_call_id"`
+		Mode       string `json:"mode"`
+		Result     string `json:"result"`
+	}
+	require.NoError(t, jsonUnmarshal(evs[len(evs)-1].Raw, &ask))
+	assert.Equal(t, "confirm_after_execution", ask.Mode)
+	assert.Contains(t, ask.Result, "csv", "the user reviews what ran")
+	assert.True(t, strings.HasPrefix(ask.ToolCallID, "call_"), "the product's own call ID")
+	require.Equal(t, http.StatusOK, e.do("POST", "/api/agents/"+agent.ID+"/approve",
+		map[string]any{"decisions": []map[string]any{{"tool_call_id": ask.ToolCallID, "approved": true}}}, nil))
+	ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
+	msgs := e.messages(agent.ID)
+	assert.Equal(t, []string{"user", "assistant", "tool", "assistant"}, roles(msgs))
+	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+agent.ID, "", "conversation_confirm_after_v2")
+}
