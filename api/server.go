@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -35,6 +36,8 @@ type Server struct {
 	Limiter            *redis_rate.Limiter
 	RedisPrefix        string
 	RateLimitPerMinute int
+	RateLimitTimeout   time.Duration // longest wait for the limiter's Redis before failing open
+	limiterPausedUntil atomic.Int64  // unix ns: the limiter skips Redis until then after a failure
 	AllowedOrigins     []string
 	Secrets            *secrets.Keyring
 	Blobs              blob.Store
@@ -46,6 +49,9 @@ type Server struct {
 	ApprovalTimeout time.Duration
 	Production      bool // ENVIRONMENT=production: connector URLs must be https and not loopback
 	SAP             *saptools.Resolver
+	// TemporalTimeout bounds each call to Temporal made while answering a request; past it
+	// the request gets 503 with Retry-After.
+	TemporalTimeout time.Duration
 }
 
 // Router builds the gin engine with every route.
@@ -145,6 +151,7 @@ func (s *Server) health(c *gin.Context) {
 	status, word := http.StatusOK, "ok"
 	if !healthy {
 		status, word = http.StatusServiceUnavailable, "degraded"
+		c.Header("Retry-After", retryAfterOutage)
 	}
 	c.JSON(status, gin.H{"status": word, "checks": checks})
 }

@@ -35,13 +35,16 @@ import (
 
 // Deps are the open connections of one process.
 type Deps struct {
-	Config   config.Config
-	Log      *slog.Logger
-	Store    *store.Store
-	Redis    *redis.Client
-	Bus      *events.Bus
-	Temporal client.Client
-	hub      *events.Hub
+	Config config.Config
+	Log    *slog.Logger
+	Store  *store.Store
+	Redis  *redis.Client
+	// limiterRedis is the rate limiter's own client: same server, but short timeouts and no
+	// retries, so a Redis outage costs a mutation at most RATE_LIMIT_TIMEOUT (fail open).
+	limiterRedis *redis.Client
+	Bus          *events.Bus
+	Temporal     client.Client
+	hub          *events.Hub
 	// Landscape is the simulated SAP landscape of this process: connections without a
 	// connector URL use it (one per process, so writes stay visible to later reads).
 	Landscape *sapsim.Landscape
@@ -62,6 +65,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, erro
 		d.Close()
 		return nil, fmt.Errorf("REDIS_URL is not a valid Redis URL: %w", err)
 	}
+	d.limiterRedis = redis.NewClient(limiterOptions(*opts, cfg.RateLimitTimeout))
 	d.Redis = redis.NewClient(opts)
 	if err := d.Redis.Ping(ctx).Err(); err != nil {
 		d.Close()
@@ -80,6 +84,16 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, erro
 	return d, nil
 }
 
+// limiterOptions are the rate limiter's client options: every wait (dial, pool, read, write)
+// bounded by timeout, the request context's deadline honoured, no retries.
+func limiterOptions(o redis.Options, timeout time.Duration) *redis.Options {
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = timeout, timeout, timeout, timeout
+	o.DialerRetries = 1
+	o.MaxRetries = -1
+	o.ContextTimeoutEnabled = true
+	return &o
+}
+
 // Close closes every connection that was opened.
 func (d *Deps) Close() {
 	if d.hub != nil {
@@ -93,6 +107,9 @@ func (d *Deps) Close() {
 	}
 	if d.Redis != nil {
 		_ = d.Redis.Close()
+	}
+	if d.limiterRedis != nil {
+		_ = d.limiterRedis.Close()
 	}
 	if d.Store != nil {
 		d.Store.Close()
@@ -121,7 +138,8 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 	return &api.Server{
 		Store: d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
-		Auth: verifier, Limiter: redis_rate.NewLimiter(d.Redis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
+		Auth: verifier, Limiter: redis_rate.NewLimiter(d.limiterRedis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
+		RateLimitTimeout: c.RateLimitTimeout, TemporalTimeout: c.TemporalCallTimeout,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
 		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
 		Production: c.Environment == "production", SAP: resolver,

@@ -40,11 +40,12 @@ type Stack struct {
 	Deps            *app.Deps
 	API             *api.Server
 
-	temporal *Temporal
-	worker   sdkworker.Worker
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	errs     chan error
+	temporal     *Temporal // nil while stopped (StopTemporal)
+	temporalOpts TemporalOptions
+	worker       sdkworker.Worker
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	errs         chan error
 }
 
 // Start brings everything up in dependency order; on failure it stops what it started.
@@ -84,14 +85,16 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		s.serve(runCtx, "offline model", l, offlinellm.New(opts).Handler())
 	}
 
-	s.temporal, err = StartTemporal(ctx, TemporalOptions{
+	s.temporalOpts = TemporalOptions{
 		DataDir: cfg.DataDir, Port: cfg.TemporalPort, UIPort: cfg.TemporalUIPort,
 		Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeNames, Log: o.Log,
 		LogLevel: cfg.TemporalLogLevel,
-	})
+	}
+	s.temporal, err = StartTemporal(ctx, s.temporalOpts)
 	if err != nil {
 		return nil, err
 	}
+	s.temporalOpts.Port = s.temporal.Port()
 	s.TemporalAddress = s.temporal.Address
 	if s.temporal.UIAddress != "" {
 		s.TemporalUIURL = "http://" + s.temporal.UIAddress
@@ -151,6 +154,29 @@ func (s *Stack) RestartWorker() error {
 	}
 	s.worker = worker.New(s.Deps.Temporal, s.Deps.Config.TaskQueue, acts)
 	return s.worker.Start()
+}
+
+// StopTemporal stops the embedded Temporal server alone, as an outage would (fault tests):
+// the API, worker and their clients keep running against an unreachable address.
+func (s *Stack) StopTemporal() {
+	if s.temporal != nil {
+		s.temporal.Stop()
+		s.temporal = nil
+	}
+}
+
+// StartTemporal starts the embedded Temporal server again after StopTemporal, on the same port
+// and data file, so the running clients reconnect to it.
+func (s *Stack) StartTemporal(ctx context.Context) error {
+	if s.temporal != nil {
+		return nil
+	}
+	t, err := StartTemporal(ctx, s.temporalOpts)
+	if err != nil {
+		return err
+	}
+	s.temporal = t
+	return nil
 }
 
 // Errors reports a component that stopped on its own.
