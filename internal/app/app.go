@@ -180,14 +180,16 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 }
 
 // SAPResolver reaches the workspaces' SAP connections: remote connectors through the URL
-// guard, the process's simulated landscape for connections without a URL.
+// guard, the process's simulated landscape for simulated connections (in development, for
+// every connection without a URL).
 func (d *Deps) SAPResolver() (*saptools.Resolver, error) {
 	keys, err := d.Keyring()
 	if err != nil {
 		return nil, err
 	}
 	guard := sap.Guard{Production: d.Config.Environment == "production"}
-	return &saptools.Resolver{Store: d.Store, Keyring: keys, Client: sap.NewClient(guard, d.Config.ConnectorTimeout), Landscape: d.Landscape}, nil
+	return &saptools.Resolver{Store: d.Store, Keyring: keys, Client: sap.NewClient(guard, d.Config.ConnectorTimeout), Landscape: d.Landscape,
+		Production: guard.Production}, nil
 }
 
 // Models lists the configured model providers.

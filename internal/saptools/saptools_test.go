@@ -210,3 +210,33 @@ func TestETLNeedsADryRunOfTheSameMappingAndReconcilesClean(t *testing.T) {
 	_, err = e.RunCross(ctx, tools.ExtractTransformLoad, args(t, tools.ExtractTransformLoad, `{"source_connection_id":"c-ecc","target_connection_id":"c-ecc","dry_run":true,"mapping":`+kna1Mapping+`}`))
 	assert.ErrorContains(t, err, "different connections")
 }
+
+// Production resolves a connection without a URL to the simulator only when it is marked
+// simulated; otherwise the connector's every call says why nothing answers. Development
+// simulates every connection without a URL.
+func TestConnectionsWithoutURLAreSimulatedOnlyWhenAllowed(t *testing.T) {
+	land := sapsim.NewLandscape(sapsim.Options{})
+	for _, c := range []struct {
+		production, simulated, works bool
+	}{{false, false, true}, {false, true, true}, {true, true, true}, {true, false, false}} {
+		r := &Resolver{Landscape: land, Production: c.production}
+		api, err := r.Connector("ECC", c.simulated, sap.Target{})
+		if !c.works {
+			var noURL *NoConnectorURLError
+			require.ErrorAs(t, err, &noURL, "%+v", c)
+			assert.Nil(t, api)
+			assert.Contains(t, err.Error(), "has no connector URL")
+			continue
+		}
+		require.NoError(t, err, "%+v", c)
+		var info sap.SystemInfo
+		require.NoError(t, api.Call(context.Background(), sap.EndpointSystemInfo, struct{}{}, &info))
+		assert.Equal(t, "ECC", info.SystemID)
+	}
+
+	// Resolved as a workspace connection, the error names it and reaches the model.
+	e := New([]Conn{{ID: "c1", Name: "ECC", SystemType: "ECC", API: unconnected{&NoConnectorURLError{Connection: "ECC"}}}})
+	_, err := e.Run(context.Background(), tools.SAPGetTableSchema, args(t, tools.SAPGetTableSchema, `{"table":"MARA"}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connection ECC has no connector URL")
+}
