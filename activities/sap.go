@@ -131,8 +131,8 @@ func (a *Activities) systemPrompt(workspaceID uuid.UUID, conns []store.Connectio
 	in := prompt.Input{}
 	key := workspaceID.String()
 	for _, c := range conns {
-		in.Connections = append(in.Connections, prompt.Connection{ID: c.ID.String(), Name: c.Name, SystemType: c.SystemType, Simulated: c.ConnectorURL == ""})
-		key += "|" + c.ID.String() + c.Name + c.SystemType + c.ConnectorURL
+		in.Connections = append(in.Connections, prompt.Connection{ID: c.ID.String(), Name: c.Name, SystemType: c.SystemType, Simulated: c.Simulated})
+		key += "|" + c.ID.String() + c.Name + c.SystemType + c.ConnectorURL + fmt.Sprint(c.Simulated)
 	}
 	return a.prompts.Get(key, func() prompt.Input { return in })
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -63,8 +64,11 @@ func (s *Server) createAgent(c *gin.Context) {
 		unavailable(c, "the database")
 		return
 	}
-	if _, err := s.Temporal.ExecuteWorkflow(ctx, s.conversationStart(agent), workflows.ConversationWorkflowName, s.conversationInput(agent)); err != nil {
-		s.Log.Error("start conversation", "agent", agent.ID, "error", err)
+	tctx, cancel := s.temporalContext(ctx)
+	_, err = s.Temporal.ExecuteWorkflow(tctx, s.conversationStart(agent), workflows.ConversationWorkflowName, s.conversationInput(agent))
+	cancel()
+	if err != nil {
+		s.logTemporalFailure(ctx, "start conversation", err)
 		unavailable(c, "the workflow service")
 		return
 	}
@@ -246,7 +250,7 @@ func (s *Server) respond(c *gin.Context, o outcome) {
 		c.Header("Retry-After", "5")
 	}
 	if o.status >= 400 {
-		c.AbortWithStatusJSON(o.status, o.body)
+		abort(c, o.status, o.body)
 		return
 	}
 	c.JSON(o.status, o.body)
@@ -271,8 +275,13 @@ func (s *Server) deliver(ctx context.Context, agent store.Agent, user string, re
 		}
 		msgID = id
 	}
+	// Bounded: while Temporal is unreachable the SDK retries until the deadline. A 503 after
+	// the deadline may still have delivered the message; the client retries with the same
+	// client_message_id (the update ID), which Temporal and the workflow deliver once.
+	tctx, cancel := s.temporalContext(ctx)
+	defer cancel()
 	start := s.Temporal.NewWithStartWorkflowOperation(s.conversationStart(agent), workflows.ConversationWorkflowName, s.conversationInput(agent))
-	handle, err := s.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+	handle, err := s.Temporal.UpdateWithStartWorkflow(tctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
 			UpdateID:     msgID.String(),
@@ -283,10 +292,10 @@ func (s *Server) deliver(ctx context.Context, agent store.Agent, user string, re
 	})
 	var res workflows.SendMessageResult
 	if err == nil {
-		err = handle.Get(ctx, &res)
+		err = handle.Get(tctx, &res)
 	}
 	if err != nil {
-		return s.updateOutcome(err, "deliver message")
+		return s.updateOutcome(ctx, err, "deliver message")
 	}
 	return outcome{http.StatusAccepted, gin.H{"message_id": res.MessageID, "agent_id": agent.ID, "queued": res.Queued}}
 }
@@ -318,8 +327,9 @@ func (s *Server) listMessages(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"data": msgs, "next_cursor": next, "has_more": hasMore})
 }
 
-// updateOutcome maps an update's failure: validator refusals carry a type that says which status.
-func (s *Server) updateOutcome(err error, what string) outcome {
+// updateOutcome maps an update's failure: validator refusals carry a type that says which
+// status; anything else (Temporal unreachable or not answering within TemporalTimeout) is 503.
+func (s *Server) updateOutcome(ctx context.Context, err error, what string) outcome {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
@@ -337,8 +347,40 @@ func (s *Server) updateOutcome(err error, what string) outcome {
 	if errors.As(err, &notFoundErr) {
 		return failure(http.StatusConflict, "not_running", "the conversation is not running (nothing to approve or stop)")
 	}
-	s.Log.Error(what, "error", err)
+	s.logTemporalFailure(ctx, what, err)
 	return failure(http.StatusServiceUnavailable, "unavailable", "the workflow service is unavailable, try again shortly")
+}
+
+// defaultTemporalTimeout applies when TemporalTimeout is unset.
+const defaultTemporalTimeout = 5 * time.Second
+
+// temporalContext bounds one call to Temporal made while answering a request: the SDK retries
+// an unreachable server until its context ends, which would otherwise be a minute or more.
+func (s *Server) temporalContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	t := s.TemporalTimeout
+	if t <= 0 {
+		t = defaultTemporalTimeout
+	}
+	return context.WithTimeout(ctx, t)
+}
+
+// logTemporalFailure logs a failed Temporal call unless the client had already gone (its
+// request context ended): that is no outage.
+func (s *Server) logTemporalFailure(ctx context.Context, what string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	if errors.Is(err, context.DeadlineExceeded) || isDeadline(err) {
+		s.Log.Warn(what+": Temporal did not answer in time", "timeout", s.TemporalTimeout, "error", err)
+		return
+	}
+	s.Log.Error(what, "error", err)
+}
+
+// isDeadline recognises the deadline as the SDK reports it (a service error, not the context's).
+func isDeadline(err error) bool {
+	var de *serviceerror.DeadlineExceeded
+	return errors.As(err, &de)
 }
 
 type approveRequest struct {
@@ -369,7 +411,7 @@ func (s *Server) decide(ctx context.Context, agent store.Agent, req approveReque
 	}
 	var res workflows.ApproveResult
 	if err := s.update(ctx, agent, workflows.UpdateApprove, workflows.ApproveRequest{Decisions: req.Decisions}, &res); err != nil {
-		return s.updateOutcome(err, "approve")
+		return s.updateOutcome(ctx, err, "approve")
 	}
 	return outcome{http.StatusOK, res}
 }
@@ -390,13 +432,16 @@ func (s *Server) stop(ctx context.Context, agent store.Agent) outcome {
 		if errors.As(err, &notFoundErr) { // no running conversation: nothing to stop
 			return outcome{http.StatusOK, workflows.StopResult{}}
 		}
-		return s.updateOutcome(err, "stop")
+		return s.updateOutcome(ctx, err, "stop")
 	}
 	return outcome{http.StatusOK, res}
 }
 
-// update sends an update to the agent's running conversation and waits for its result.
+// update sends an update to the agent's running conversation and waits (at most
+// TemporalTimeout) for its result.
 func (s *Server) update(ctx context.Context, agent store.Agent, name string, arg any, out any) error {
+	ctx, cancel := s.temporalContext(ctx)
+	defer cancel()
 	opts := client.UpdateWorkflowOptions{
 		WorkflowID: workflows.ConversationWorkflowID(agent.ID.String()), UpdateName: name, WaitForStage: client.WorkflowUpdateStageCompleted,
 	}
@@ -418,9 +463,11 @@ func (s *Server) listApprovals(c *gin.Context) {
 	}
 	pending := []workflows.PendingApproval{}
 	if agent.Status == workflows.StatusWaiting {
-		v, err := s.Temporal.QueryWorkflow(c.Request.Context(), workflows.ConversationWorkflowID(agent.ID.String()), "", workflows.QueryState)
+		ctx, cancel := s.temporalContext(c.Request.Context())
+		v, err := s.Temporal.QueryWorkflow(ctx, workflows.ConversationWorkflowID(agent.ID.String()), "", workflows.QueryState)
+		cancel()
 		if err != nil {
-			s.respond(c, s.updateOutcome(err, "query approvals"))
+			s.respond(c, s.updateOutcome(c.Request.Context(), err, "query approvals"))
 			return
 		}
 		var st workflows.State

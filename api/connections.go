@@ -19,10 +19,11 @@ type connectionRequest struct {
 	SystemType   *string `json:"system_type"`
 	ConnectorURL *string `json:"connector_url"`
 	Environment  *string `json:"environment"`
+	Simulated    *bool   `json:"simulated"`
 }
 
-// apply validates the request onto c (PATCH semantics: absent fields stay).
-func (r connectionRequest) apply(ctx *gin.Context, production bool, c *store.Connection) bool {
+// apply validates the request onto c (PATCH semantics: absent fields stay; creating: c is new).
+func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c *store.Connection) bool {
 	if r.Name != nil {
 		name, ok := requiredName(ctx, "name", *r.Name, 100)
 		if !ok {
@@ -62,6 +63,36 @@ func (r connectionRequest) apply(ctx *gin.Context, production bool, c *store.Con
 			badRequest(ctx, "blocked_url", err.Error())
 			return false
 		}
+	}
+	return r.applySimulated(ctx, production, creating, c)
+}
+
+// applySimulated decides whether the simulator answers for c. Production never simulates
+// silently: a connection without a connector URL must say "simulated": true. In development
+// one without a URL is simulated (and marked so); a URL always means a real connector.
+func (r connectionRequest) applySimulated(ctx *gin.Context, production, creating bool, c *store.Connection) bool {
+	switch {
+	case r.Simulated != nil:
+		c.Simulated = *r.Simulated
+	case r.ConnectorURL != nil && c.ConnectorURL != "":
+		c.Simulated = false // a real connector replaces the simulator
+	}
+	if c.Simulated && c.ConnectorURL != "" {
+		badRequest(ctx, "simulated_with_url", `a simulated connection has no connector_url: send "connector_url": "" with "simulated": true, or leave simulated out`)
+		return false
+	}
+	if c.ConnectorURL != "" || c.Simulated {
+		return true
+	}
+	if !production {
+		c.Simulated = true
+		return true
+	}
+	// Production, no URL, not simulated: refuse when this request makes it so; an older row
+	// in that state may still be renamed (its tools answer with an error meanwhile).
+	if creating || r.ConnectorURL != nil || r.Simulated != nil {
+		badRequest(ctx, "connector_url_required", `in production a connection needs a connector_url; to use the built-in simulated SAP system instead, send "simulated": true`)
+		return false
 	}
 	return true
 }
@@ -109,7 +140,7 @@ func (s *Server) createConnection(c *gin.Context) {
 		return
 	}
 	conn := store.Connection{WorkspaceID: w.ID, Environment: "development"}
-	if !req.apply(c, s.Production, &conn) {
+	if !req.apply(c, s.Production, true, &conn) {
 		return
 	}
 	created, err := s.Store.CreateConnection(c.Request.Context(), conn)
@@ -153,7 +184,7 @@ func (s *Server) updateConnection(c *gin.Context) {
 	if !decodeJSON(c, 16<<10, &req) {
 		return
 	}
-	if !req.apply(c, s.Production, &conn) {
+	if !req.apply(c, s.Production, false, &conn) {
 		return
 	}
 	updated, err := s.Store.UpdateConnection(c.Request.Context(), conn)

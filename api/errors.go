@@ -13,7 +13,19 @@ type apiError struct {
 }
 
 func fail(c *gin.Context, status int, code, message string) {
-	c.AbortWithStatusJSON(status, apiError{Error: message, Code: code})
+	abort(c, status, apiError{Error: message, Code: code})
+}
+
+// retryAfterOutage is the Retry-After (seconds) of every 503: dependency outages are
+// short-lived or long, and a client polling every few seconds sees the recovery soon enough.
+const retryAfterOutage = "5"
+
+// abort ends the request with an error body; every 503 says when to try again.
+func abort(c *gin.Context, status int, body any) {
+	if status == http.StatusServiceUnavailable {
+		c.Header("Retry-After", retryAfterOutage)
+	}
+	c.AbortWithStatusJSON(status, body)
 }
 
 func badRequest(c *gin.Context, code, message string) { fail(c, http.StatusBadRequest, code, message) }

@@ -74,8 +74,9 @@ func websocketProtocolToken(r *http.Request) string {
 }
 
 // rateLimit allows RateLimitPerMinute mutating requests per user (GCRA in Redis). When Redis
-// is unreachable the request is allowed and the failure logged: an outage of the limiter
-// must not take the API down (Redis being down already degrades health).
+// is unreachable or slow the request is allowed and the failure logged: an outage of the
+// limiter must not take the API down (Redis being down already degrades health), and it must
+// not make it slow either (checkLimit gives Redis RateLimitTimeout, then skips it a second).
 func (s *Server) rateLimit(c *gin.Context) {
 	switch c.Request.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
@@ -83,9 +84,8 @@ func (s *Server) rateLimit(c *gin.Context) {
 		c.Next()
 		return
 	}
-	res, err := s.Limiter.Allow(c.Request.Context(), s.RedisPrefix+"ratelimit:"+userOf(c), redis_rate.PerMinute(s.RateLimitPerMinute))
-	if err != nil {
-		s.Log.Warn("rate limiter unavailable, allowing request", "error", err)
+	res, ok := s.checkLimit(c.Request.Context(), userOf(c))
+	if !ok {
 		c.Next()
 		return
 	}
@@ -98,6 +98,37 @@ func (s *Server) rateLimit(c *gin.Context) {
 		return
 	}
 	c.Next()
+}
+
+// limiterPause is how long the limiter leaves Redis alone after a failed check: during an
+// outage one mutation a second pays RateLimitTimeout, the others none.
+const limiterPause = time.Second
+
+// defaultRateLimitTimeout applies when RateLimitTimeout is unset.
+const defaultRateLimitTimeout = 250 * time.Millisecond
+
+// checkLimit takes one mutation from user's budget. ok is false when the limiter is
+// unavailable (Redis failed or did not answer within RateLimitTimeout, now or less than
+// limiterPause ago); callers then allow the mutation (fail open).
+func (s *Server) checkLimit(ctx context.Context, user string) (*redis_rate.Result, bool) {
+	if time.Now().UnixNano() < s.limiterPausedUntil.Load() {
+		return nil, false
+	}
+	timeout := s.RateLimitTimeout
+	if timeout <= 0 {
+		timeout = defaultRateLimitTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := s.Limiter.Allow(cctx, s.RedisPrefix+"ratelimit:"+user, redis_rate.PerMinute(s.RateLimitPerMinute))
+	if err != nil {
+		if ctx.Err() == nil { // the client leaving is no sign of an outage
+			s.limiterPausedUntil.Store(time.Now().Add(limiterPause).UnixNano())
+			s.Log.Warn("rate limiter unavailable, allowing mutations unchecked for a second", "error", err)
+		}
+		return nil, false
+	}
+	return res, true
 }
 
 // originAllowed checks a browser's Origin against ALLOWED_ORIGINS; non-browser clients send none.
@@ -115,11 +146,10 @@ func (s *Server) originAllowed(r *http.Request) bool {
 }
 
 // allowMutation is the rate limit for mutations that do not arrive as HTTP requests
-// (WebSocket commands); it fails open like the middleware.
+// (WebSocket commands); it fails open, and fast, like the middleware.
 func (s *Server) allowMutation(ctx context.Context, user string) (bool, time.Duration) {
-	res, err := s.Limiter.Allow(ctx, s.RedisPrefix+"ratelimit:"+user, redis_rate.PerMinute(s.RateLimitPerMinute))
-	if err != nil {
-		s.Log.Warn("rate limiter unavailable, allowing command", "error", err)
+	res, ok := s.checkLimit(ctx, user)
+	if !ok {
 		return true, 0
 	}
 	return res.Allowed > 0, res.RetryAfter

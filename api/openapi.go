@@ -28,7 +28,8 @@ var (
 	uuidStr     = map[string]any{"type": "string", "format": "uuid"}
 	memberBody  = obj([]string{"user_id", "role"}, map[string]any{"user_id": str(200), "role": map[string]any{"enum": []string{"owner", "admin", "member"}}})
 	connectionB = obj(nil, map[string]any{"name": str(100), "system_type": map[string]any{"enum": []string{"ECC", "S4HANA"}},
-		"connector_url": str(2048), "environment": map[string]any{"enum": []string{"development", "test", "production"}}})
+		"connector_url": str(2048), "environment": map[string]any{"enum": []string{"development", "test", "production"}},
+		"simulated": map[string]any{"type": "boolean"}})
 )
 
 var routeDocs = []routeDoc{
@@ -67,7 +68,8 @@ var routeDocs = []routeDoc{
 		Body: obj(nil, map[string]any{"connection_id": uuidStr})},
 	{Method: "POST", Path: "/api/workspaces/{id}/test-connection-preview", Summary: "The same checks on unsaved settings (admin; nothing is stored)", Status: 200,
 		Body: obj([]string{"system_type"}, map[string]any{"system_type": map[string]any{"enum": []string{"ECC", "S4HANA"}}, "connector_url": str(2048),
-			"connector_key": str(4096), "sap_user": str(40), "sap_password": str(200), "environment": map[string]any{"enum": []string{"development", "test", "production"}}})},
+			"connector_key": str(4096), "sap_user": str(40), "sap_password": str(200), "environment": map[string]any{"enum": []string{"development", "test", "production"}},
+			"simulated": map[string]any{"type": "boolean"}})},
 	{Method: "GET", Path: "/api/workspaces/{id}/connections", Summary: "List SAP connections", Status: 200},
 	{Method: "POST", Path: "/api/workspaces/{id}/connections", Summary: "Add an SAP connection (admin)", Status: 201, Body: connectionB},
 	{Method: "GET", Path: "/api/workspaces/{id}/connections/{connId}", Summary: "Get a connection", Status: 200},

@@ -20,6 +20,8 @@ func sapFailed(c *gin.Context, err error) {
 	switch {
 	case errors.Is(err, sap.ErrBlocked):
 		fail(c, http.StatusBadRequest, "blocked_url", err.Error())
+	case errors.As(err, new(*saptools.NoConnectorURLError)):
+		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
 	case errors.As(err, &se):
 		msg := sap.Describe(err)
 		switch se.Code {
@@ -168,6 +170,7 @@ type previewRequest struct {
 	SAPUser      string `json:"sap_user"`
 	SAPPassword  string `json:"sap_password"`
 	Environment  string `json:"environment"`
+	Simulated    bool   `json:"simulated"` // no connector_url: check the built-in simulated system
 }
 
 // testConnectionPreview runs the same checks on settings that are not saved (workspace admins
@@ -204,11 +207,19 @@ func (s *Server) testConnectionPreview(c *gin.Context) {
 			return
 		}
 	}
+	if url != "" && req.Simulated {
+		badRequest(c, "simulated_with_url", "a simulated connection has no connector_url")
+		return
+	}
+	if url == "" && !req.Simulated && s.Production {
+		badRequest(c, "connector_url_required", `in production a connection needs a connector_url; to check the built-in simulated SAP system instead, send "simulated": true`)
+		return
+	}
 	if s.SAP == nil {
 		unavailable(c, "SAP connectivity")
 		return
 	}
-	api, err := s.SAP.Connector(req.SystemType, url, sap.Target{URL: url, ConnectorKey: req.ConnectorKey, SAPUser: strings.TrimSpace(req.SAPUser), SAPPassword: req.SAPPassword})
+	api, err := s.SAP.Connector(req.SystemType, req.Simulated, sap.Target{URL: url, ConnectorKey: req.ConnectorKey, SAPUser: strings.TrimSpace(req.SAPUser), SAPPassword: req.SAPPassword})
 	if err != nil {
 		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
 		return

@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -35,6 +36,8 @@ type Server struct {
 	Limiter            *redis_rate.Limiter
 	RedisPrefix        string
 	RateLimitPerMinute int
+	RateLimitTimeout   time.Duration // longest wait for the limiter's Redis before failing open
+	limiterPausedUntil atomic.Int64  // unix ns: the limiter skips Redis until then after a failure
 	AllowedOrigins     []string
 	Secrets            *secrets.Keyring
 	Blobs              blob.Store
@@ -49,6 +52,9 @@ type Server struct {
 	Codec           CodecOptions // the Temporal UI's codec endpoint (codec.go)
 
 	RunEvents int // history events of a conversation run before it continues as new
+	// TemporalTimeout bounds each call to Temporal made while answering a request; past it
+	// the request gets 503 with Retry-After.
+	TemporalTimeout time.Duration
 }
 
 // Router builds the gin engine with every route.
@@ -151,6 +157,7 @@ func (s *Server) health(c *gin.Context) {
 	status, word := http.StatusOK, "ok"
 	if !healthy {
 		status, word = http.StatusServiceUnavailable, "degraded"
+		c.Header("Retry-After", retryAfterOutage)
 	}
 	c.JSON(status, gin.H{"status": word, "checks": checks})
 }

@@ -36,12 +36,15 @@ import (
 
 // Deps are the open connections of one process.
 type Deps struct {
-	Config   config.Config
-	Log      *slog.Logger
-	Store    *store.Store
-	Redis    *redis.Client
-	Bus      *events.Bus
-	Temporal client.Client
+	Config config.Config
+	Log    *slog.Logger
+	Store  *store.Store
+	Redis  *redis.Client
+	// limiterRedis is the rate limiter's own client: same server, but short timeouts and no
+	// retries, so a Redis outage costs a mutation at most RATE_LIMIT_TIMEOUT (fail open).
+	limiterRedis *redis.Client
+	Bus          *events.Bus
+	Temporal     client.Client
 	// Codec encrypts every payload the Temporal client sends (PAYLOAD_KEY); the API serves it
 	// to operators as the Temporal UI's codec endpoint.
 	Codec *payloadcodec.Codec
@@ -66,6 +69,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, erro
 		d.Close()
 		return nil, fmt.Errorf("REDIS_URL is not a valid Redis URL: %w", err)
 	}
+	d.limiterRedis = redis.NewClient(limiterOptions(*opts, cfg.RateLimitTimeout))
 	d.Redis = redis.NewClient(opts)
 	if err := d.Redis.Ping(ctx).Err(); err != nil {
 		d.Close()
@@ -94,6 +98,16 @@ func TemporalClientOptions(hostPort, namespace string, codec *payloadcodec.Codec
 	}
 }
 
+// limiterOptions are the rate limiter's client options: every wait (dial, pool, read, write)
+// bounded by timeout, the request context's deadline honoured, no retries.
+func limiterOptions(o redis.Options, timeout time.Duration) *redis.Options {
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = timeout, timeout, timeout, timeout
+	o.DialerRetries = 1
+	o.MaxRetries = -1
+	o.ContextTimeoutEnabled = true
+	return &o
+}
+
 // Close closes every connection that was opened.
 func (d *Deps) Close() {
 	if d.hub != nil {
@@ -107,6 +121,9 @@ func (d *Deps) Close() {
 	}
 	if d.Redis != nil {
 		_ = d.Redis.Close()
+	}
+	if d.limiterRedis != nil {
+		_ = d.limiterRedis.Close()
 	}
 	if d.Store != nil {
 		d.Store.Close()
@@ -135,7 +152,8 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 	return &api.Server{
 		Store: d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
-		Auth: verifier, Limiter: redis_rate.NewLimiter(d.Redis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
+		Auth: verifier, Limiter: redis_rate.NewLimiter(d.limiterRedis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
+		RateLimitTimeout: c.RateLimitTimeout, TemporalTimeout: c.TemporalCallTimeout,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
 		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
 		Production: c.Environment == "production", SAP: resolver, RunEvents: c.RunEvents,
@@ -177,14 +195,16 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 }
 
 // SAPResolver reaches the workspaces' SAP connections: remote connectors through the URL
-// guard, the process's simulated landscape for connections without a URL.
+// guard, the process's simulated landscape for simulated connections (in development, for
+// every connection without a URL).
 func (d *Deps) SAPResolver() (*saptools.Resolver, error) {
 	keys, err := d.Keyring()
 	if err != nil {
 		return nil, err
 	}
 	guard := sap.Guard{Production: d.Config.Environment == "production"}
-	return &saptools.Resolver{Store: d.Store, Keyring: keys, Client: sap.NewClient(guard, d.Config.ConnectorTimeout), Landscape: d.Landscape}, nil
+	return &saptools.Resolver{Store: d.Store, Keyring: keys, Client: sap.NewClient(guard, d.Config.ConnectorTimeout), Landscape: d.Landscape,
+		Production: guard.Production}, nil
 }
 
 // Models lists the configured model providers.

@@ -49,6 +49,12 @@ type Config struct {
 	BlobURL            string   // BLOB_URL: file:///path or s3://bucket?...
 	MaxFileBytes       int64    // FILE_MAX_BYTES
 	RateLimitPerMinute int      // RATE_LIMIT_PER_MINUTE: mutating requests per user
+	// RateLimitTimeout bounds one rate-limit check in Redis (RATE_LIMIT_TIMEOUT); past it the
+	// request is allowed (fail open), so a Redis outage costs each mutation at most this.
+	RateLimitTimeout time.Duration
+	// TemporalCallTimeout bounds one API call to Temporal (TEMPORAL_CALL_TIMEOUT): past it the
+	// API answers 503 with Retry-After instead of hanging while Temporal is unreachable.
+	TemporalCallTimeout time.Duration
 
 	// Providers are the model endpoints: "openai" (OPENAI_*), "offline" (OFFLINE_LLM_URL) and
 	// any PROVIDER_<NAME>_BASE_URL / _API_KEY / _MODELS.
@@ -152,6 +158,8 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.BlobURL = r.str("BLOB_URL", "file://"+absPath(c.DataDir)+"/files")
 	c.MaxFileBytes = int64(r.integer("FILE_MAX_BYTES", 20<<20))
 	c.RateLimitPerMinute = r.integer("RATE_LIMIT_PER_MINUTE", 60)
+	c.RateLimitTimeout = r.duration("RATE_LIMIT_TIMEOUT", 250*time.Millisecond)
+	c.TemporalCallTimeout = r.duration("TEMPORAL_CALL_TIMEOUT", 5*time.Second)
 	c.MaxLoopSteps = r.integer("MAX_LOOP_STEPS", 25)
 	c.ApprovalTimeout = r.duration("APPROVAL_TIMEOUT", 24*time.Hour)
 	c.MaxQueued = r.integer("MAX_QUEUED_MESSAGES", 20)
@@ -201,6 +209,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if c.RunEvents < 100 || c.RunEvents > 40000 {
 		return c, fmt.Errorf("CONVERSATION_RUN_EVENTS must be between 100 and 40000 (Temporal ends a run at 51,200 events)")
+	}
+	if c.RateLimitTimeout <= 0 || c.TemporalCallTimeout <= 0 {
+		return Config{}, fmt.Errorf("RATE_LIMIT_TIMEOUT and TEMPORAL_CALL_TIMEOUT must be positive")
 	}
 	if c.ConnectorTimeout <= 0 || c.CodeTimeout <= 0 || c.CodeMaxSteps <= 0 {
 		return Config{}, fmt.Errorf("CONNECTOR_TIMEOUT, EXECUTE_CODE_TIMEOUT and EXECUTE_CODE_MAX_STEPS must be positive")

@@ -23,6 +23,8 @@ func TestDefaultsRunOfflineOnADevMachine(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:8089/v1", c.OfflineLLMURL)
 	assert.Equal(t, 100*1024, c.MaxMessageBytes)
 	assert.Equal(t, 7*24*time.Hour, c.IdleTimeout)
+	assert.Equal(t, 250*time.Millisecond, c.RateLimitTimeout)
+	assert.Equal(t, 5*time.Second, c.TemporalCallTimeout)
 }
 
 func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
@@ -34,13 +36,15 @@ func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
 
 func TestMalformedValuesNameTheVariable(t *testing.T) {
 	for name, vars := range map[string]map[string]string{
-		"MAX_MESSAGE_BYTES":    {"MAX_MESSAGE_BYTES": "lots"},
-		"AGENT_IDLE_TIMEOUT":   {"AGENT_IDLE_TIMEOUT": "a week"},
-		"PRIMARY_MODEL":        {"PRIMARY_MODEL": "gpt-4o"},
-		"ENVIRONMENT":          {"ENVIRONMENT": "staging"},
-		"SAPSIM_ERROR_RATE":    {"SAPSIM_ERROR_RATE": "1.5"},
-		"CONNECTOR_TIMEOUT":    {"CONNECTOR_TIMEOUT": "0s"},
-		"EXECUTE_CODE_TIMEOUT": {"EXECUTE_CODE_TIMEOUT": "soon"},
+		"MAX_MESSAGE_BYTES":     {"MAX_MESSAGE_BYTES": "lots"},
+		"AGENT_IDLE_TIMEOUT":    {"AGENT_IDLE_TIMEOUT": "a week"},
+		"PRIMARY_MODEL":         {"PRIMARY_MODEL": "gpt-4o"},
+		"ENVIRONMENT":           {"ENVIRONMENT": "staging"},
+		"SAPSIM_ERROR_RATE":     {"SAPSIM_ERROR_RATE": "1.5"},
+		"CONNECTOR_TIMEOUT":     {"CONNECTOR_TIMEOUT": "0s"},
+		"EXECUTE_CODE_TIMEOUT":  {"EXECUTE_CODE_TIMEOUT": "soon"},
+		"RATE_LIMIT_TIMEOUT":    {"RATE_LIMIT_TIMEOUT": "0s"},
+		"TEMPORAL_CALL_TIMEOUT": {"TEMPORAL_CALL_TIMEOUT": "-1s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(env(vars))

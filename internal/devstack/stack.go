@@ -45,11 +45,12 @@ type Stack struct {
 	Deps            *app.Deps
 	API             *api.Server
 
-	temporal *Temporal
-	worker   sdkworker.Worker
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	errs     chan error
+	temporal     *Temporal // nil while stopped (StopTemporal)
+	temporalOpts TemporalOptions
+	worker       sdkworker.Worker
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	errs         chan error
 }
 
 // Start brings everything up in dependency order; on failure it stops what it started.
@@ -107,18 +108,19 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, fmt.Errorf("API on %s: %w (set HTTP_ADDR)", cfg.HTTPAddr, err)
 	}
 	s.APIURL = "http://" + hostPort(apiListener.Addr())
-	topts := TemporalOptions{
+	s.temporalOpts = TemporalOptions{
 		DataDir: cfg.DataDir, Port: cfg.TemporalPort, UIPort: cfg.TemporalUIPort,
 		Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeNames, Log: o.Log,
 		LogLevel: cfg.TemporalLogLevel, Codec: codec,
 	}
 	if cfg.TemporalUIPort != 0 {
-		cfg = withUIOperator(cfg, &topts, s.APIURL, o.Log)
+		cfg = withUIOperator(cfg, &s.temporalOpts, s.APIURL, o.Log)
 	}
-	s.temporal, err = StartTemporal(ctx, topts)
+	s.temporal, err = StartTemporal(ctx, s.temporalOpts)
 	if err != nil {
 		return nil, err
 	}
+	s.temporalOpts.Port = s.temporal.Port()
 	s.TemporalAddress = s.temporal.Address
 	if s.temporal.UIAddress != "" {
 		s.TemporalUIURL = "http://" + s.temporal.UIAddress
@@ -202,6 +204,29 @@ func (s *Stack) RestartWorker() error {
 	}
 	s.worker = worker.New(s.Deps.Temporal, s.Deps.Config.TaskQueue, acts, 0)
 	return s.worker.Start()
+}
+
+// StopTemporal stops the embedded Temporal server alone, as an outage would (fault tests):
+// the API, worker and their clients keep running against an unreachable address.
+func (s *Stack) StopTemporal() {
+	if s.temporal != nil {
+		s.temporal.Stop()
+		s.temporal = nil
+	}
+}
+
+// StartTemporal starts the embedded Temporal server again after StopTemporal, on the same port
+// and data file, so the running clients reconnect to it.
+func (s *Stack) StartTemporal(ctx context.Context) error {
+	if s.temporal != nil {
+		return nil
+	}
+	t, err := StartTemporal(ctx, s.temporalOpts)
+	if err != nil {
+		return err
+	}
+	s.temporal = t
+	return nil
 }
 
 // Errors reports a component that stopped on its own.

@@ -223,6 +223,13 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 	return t, nil
 }
 
+// Port is the frontend's port.
+func (t *Temporal) Port() int {
+	_, port, _ := net.SplitHostPort(t.Address)
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
 // ensureSearchAttributes adds missing ones: a data file created by an older version has the
 // namespace already, so the namespace config above does not add new attributes to it.
 func (t *Temporal) ensureSearchAttributes(ctx context.Context, namespace string, names []string, codec *payloadcodec.Codec, log *slog.Logger) error {

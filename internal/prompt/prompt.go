@@ -19,7 +19,7 @@ type Connection struct {
 	ID         string
 	Name       string
 	SystemType string
-	Simulated  bool // no connector URL: the built-in simulated landscape answers
+	Simulated  bool // the connection is marked simulated (store.Connection.Simulated): the built-in simulated landscape answers
 }
 
 // Fingerprint summarises a workspace's SAP index (built by the sync workflows).

@@ -98,6 +98,9 @@ func (c *Client) Call(ctx context.Context, t Target, endpoint string, req, resp 
 		hreq.Header.Set(HeaderSAPUser, t.SAPUser)
 		hreq.Header.Set(HeaderSAPPassword, t.SAPPassword)
 	}
+	if key := RequestIdempotencyKey(ctx, endpoint); key != "" {
+		hreq.Header.Set(HeaderIdempotencyKey, key)
+	}
 	res, err := c.http.Do(hreq)
 	if err != nil {
 		return transportError(endpoint, err)
@@ -207,6 +210,8 @@ func Describe(err error) string {
 		return "SAP did not answer in time: " + msg
 	case ErrSystemUnavailable:
 		return "the SAP system is unavailable: " + msg
+	case ErrIdempotencyKeyReused:
+		return "the connector refused to run this write: " + msg
 	}
 	return msg
 }

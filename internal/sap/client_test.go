@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,4 +99,36 @@ func TestClientMapsFailures(t *testing.T) {
 func TestClientRefusesGuardedURLsBeforeSending(t *testing.T) {
 	err := NewClient(Guard{Production: true}, time.Second).Call(context.Background(), Target{URL: "http://169.254.169.254"}, EndpointSystemInfo, struct{}{}, nil)
 	assert.True(t, errors.Is(err, ErrBlocked))
+}
+
+// Writes carry Idempotency-Key "<key>/<n>" when the context has a key: the n-th request to a
+// writing endpoint under that key. Reads never carry one, nor do requests without a key.
+func TestClientSendsIdempotencyKeysOnWrites(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path+" "+r.Header.Get(HeaderIdempotencyKey))
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"data":{}}`))
+	}))
+	defer srv.Close()
+	c := NewClient(Guard{}, 5*time.Second).Connector(Target{URL: srv.URL})
+	send := func(ctx context.Context, endpoint string) {
+		require.NoError(t, c.Call(ctx, endpoint, struct{}{}, nil))
+	}
+	ctx := WithIdempotencyKey(context.Background(), "call_7")
+	assert.Equal(t, "call_7", IdempotencyKey(ctx))
+	send(ctx, EndpointExecuteRFC)
+	send(ctx, EndpointReadTable)
+	send(ctx, EndpointExecuteRFC)
+	send(ctx, EndpointWriteTable)
+	send(context.Background(), EndpointExecuteRFC)
+	// A retry of the tool call starts the numbering again, so its requests repeat the keys.
+	send(WithIdempotencyKey(context.Background(), "call_7"), EndpointExecuteRFC)
+	assert.Equal(t, []string{
+		"/execute_rfc call_7/1", "/read_table ", "/execute_rfc call_7/2", "/write_table call_7/3",
+		"/execute_rfc ", "/execute_rfc call_7/1",
+	}, got)
+	assert.Equal(t, "", IdempotencyKey(WithIdempotencyKey(context.Background(), "")))
 }

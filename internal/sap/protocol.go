@@ -32,6 +32,9 @@ const (
 	HeaderConnectorKey = "X-Connector-Key"
 	HeaderSAPUser      = "X-SAP-User"
 	HeaderSAPPassword  = "X-SAP-Password"
+	// HeaderIdempotencyKey names a write request: a connector runs a key once and answers a
+	// repeated key with the first answer (docs/connector-protocol.md, "Idempotent writes").
+	HeaderIdempotencyKey = "Idempotency-Key"
 )
 
 // Error codes in an error body.
@@ -47,6 +50,8 @@ const (
 	ErrTimeout             = "TIMEOUT"               // 504
 	ErrDataBufferExceeded  = "DATA_BUFFER_EXCEEDED"  // 422: read_table row wider than 512 characters
 	ErrInvalidWhereOptions = "OPTION_NOT_VALID"      // 422: read_table WHERE options do not parse
+	// 422: an Idempotency-Key already used with a different request body.
+	ErrIdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
 )
 
 // ErrorBody is the body of every failed call.

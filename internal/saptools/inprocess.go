@@ -24,7 +24,9 @@ func (p InProcess) Call(ctx context.Context, endpoint string, req, resp any) err
 	if err != nil {
 		return fmt.Errorf("encode %s request: %w", endpoint, err)
 	}
-	out, err := p.System.Call(ctx, endpoint, p.Cred, body)
+	cred := p.Cred
+	cred.IdempotencyKey = sap.RequestIdempotencyKey(ctx, endpoint) // as the remote client sends it
+	out, err := p.System.Call(ctx, endpoint, cred, body)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ package saptools
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,19 @@ func New(conns []Conn) *Executor {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return &Executor{Conns: conns, session: hex.EncodeToString(b)}
+}
+
+// sessionFor is the SAP session of the executor's execute_rfc calls. Under an idempotency key
+// (the tool call's ID) it is derived from the key, so a retried tool call stages and commits in
+// the session of its first attempt: its repeated requests match the first ones byte for byte and
+// are answered from the connector's memory, and a commit that did not run yet commits what the
+// first attempt staged.
+func (e *Executor) sessionFor(ctx context.Context) string {
+	if key := sap.IdempotencyKey(ctx); key != "" {
+		sum := sha256.Sum256([]byte(key))
+		return "k" + hex.EncodeToString(sum[:8])
+	}
+	return e.session
 }
 
 // ErrUnknownTool is returned for names that are not SAP tools.
@@ -116,7 +130,7 @@ func (e *Executor) run(ctx context.Context, conn Conn, tool string, args map[str
 	case tools.SAPReadTable:
 		return e.readTable(ctx, api, args)
 	case tools.SAPExecuteRFC:
-		req := sap.ExecuteRFCRequest{Function: upper(args, "function"), Session: e.session}
+		req := sap.ExecuteRFCRequest{Function: upper(args, "function"), Session: e.sessionFor(ctx)}
 		req.Imports, _ = args["imports"].(map[string]any)
 		if t, ok := args["tables"].(map[string]any); ok {
 			req.Tables = map[string][]map[string]any{}

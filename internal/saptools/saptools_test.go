@@ -210,3 +210,68 @@ func TestETLNeedsADryRunOfTheSameMappingAndReconcilesClean(t *testing.T) {
 	_, err = e.RunCross(ctx, tools.ExtractTransformLoad, args(t, tools.ExtractTransformLoad, `{"source_connection_id":"c-ecc","target_connection_id":"c-ecc","dry_run":true,"mapping":`+kna1Mapping+`}`))
 	assert.ErrorContains(t, err, "different connections")
 }
+
+// Production resolves a connection without a URL to the simulator only when it is marked
+// simulated; otherwise the connector's every call says why nothing answers. Development
+// simulates every connection without a URL.
+func TestConnectionsWithoutURLAreSimulatedOnlyWhenAllowed(t *testing.T) {
+	land := sapsim.NewLandscape(sapsim.Options{})
+	for _, c := range []struct {
+		production, simulated, works bool
+	}{{false, false, true}, {false, true, true}, {true, true, true}, {true, false, false}} {
+		r := &Resolver{Landscape: land, Production: c.production}
+		api, err := r.Connector("ECC", c.simulated, sap.Target{})
+		if !c.works {
+			var noURL *NoConnectorURLError
+			require.ErrorAs(t, err, &noURL, "%+v", c)
+			assert.Nil(t, api)
+			assert.Contains(t, err.Error(), "has no connector URL")
+			continue
+		}
+		require.NoError(t, err, "%+v", c)
+		var info sap.SystemInfo
+		require.NoError(t, api.Call(context.Background(), sap.EndpointSystemInfo, struct{}{}, &info))
+		assert.Equal(t, "ECC", info.SystemID)
+	}
+
+	// Resolved as a workspace connection, the error names it and reaches the model.
+	e := New([]Conn{{ID: "c1", Name: "ECC", SystemType: "ECC", API: unconnected{&NoConnectorURLError{Connection: "ECC"}}}})
+	_, err := e.Run(context.Background(), tools.SAPGetTableSchema, args(t, tools.SAPGetTableSchema, `{"table":"MARA"}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connection ECC has no connector URL")
+}
+
+// A retried tool call (same idempotency key, new executor) that repeats a BAPI and its commit
+// writes once, over HTTP and in-process: requests the first attempt already made are answered
+// from the connector's memory, in the session the first attempt staged into.
+func TestRetriedToolCallWritesOnce(t *testing.T) {
+	first, land := landscape(t, "DEVELOPER")
+	for conn, sid := range map[string]string{"ECC": "ECC", "S4": "S4H"} {
+		sys, _ := land.System(sid)
+		key := map[string]string{"ECC": sapsim.ECCConnectorKey, "S4H": sapsim.S4HConnectorKey}[sid]
+		changes := func() int {
+			out, err := sys.Call(context.Background(), sap.EndpointProbeChanges, sapsim.Credentials{ConnectorKey: key}, []byte(`{}`))
+			require.NoError(t, err)
+			return len(out.(sap.ProbeChangesResponse).Changes)
+		}
+		attempt := func(commit bool) {
+			e := New(first.Conns)
+			ctx := sap.WithIdempotencyKey(context.Background(), "call_rename_"+conn)
+			_, err := e.Run(ctx, tools.SAPExecuteRFC, args(t, tools.SAPExecuteRFC, `{"connection_id":"`+conn+`","function":"BAPI_MATERIAL_SAVEDATA",
+				"imports":{"HEADDATA":{"MATERIAL":"7","MATL_TYPE":"FERT","IND_SECTOR":"M"}},"tables":{"MATERIALDESCRIPTION":[{"LANGU":"E","MATL_DESC":"Retried bolt"}]}}`))
+			require.NoError(t, err)
+			if commit {
+				_, err = e.Run(ctx, tools.SAPExecuteRFC, args(t, tools.SAPExecuteRFC, `{"connection_id":"`+conn+`","function":"BAPI_TRANSACTION_COMMIT"}`))
+				require.NoError(t, err)
+			}
+		}
+		before := changes()
+		attempt(false) // the first attempt stops after the BAPI (say the worker died)
+		assert.Equal(t, before, changes(), "%s: nothing is saved before the commit", conn)
+		attempt(true) // the retry: the BAPI is answered from memory, the commit runs
+		after := changes()
+		assert.Greater(t, after, before, conn)
+		attempt(true) // one more retry after everything ran
+		assert.Equal(t, after, changes(), "%s: the write ran once", conn)
+	}
+}

@@ -17,15 +17,17 @@ type Connection struct {
 	SystemType   string    `json:"system_type"`
 	ConnectorURL string    `json:"connector_url"`
 	Environment  string    `json:"environment"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	// Simulated: the built-in simulated SAP system answers (the connection has no URL).
+	Simulated bool      `json:"simulated"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-const connectionColumns = `id, workspace_id, name, system_type, connector_url, environment, created_at, updated_at`
+const connectionColumns = `id, workspace_id, name, system_type, connector_url, environment, simulated, created_at, updated_at`
 
 func scanConnection(r pgx.Row) (Connection, error) {
 	var c Connection
-	err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.SystemType, &c.ConnectorURL, &c.Environment, &c.CreatedAt, &c.UpdatedAt)
+	err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.SystemType, &c.ConnectorURL, &c.Environment, &c.Simulated, &c.CreatedAt, &c.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
 	}
@@ -39,8 +41,8 @@ func scanConnection(r pgx.Row) (Connection, error) {
 // CreateConnection adds a connection; a duplicate name in the workspace is ErrConflict.
 func (s *Store) CreateConnection(ctx context.Context, c Connection) (Connection, error) {
 	return scanConnection(s.Pool.QueryRow(ctx, `INSERT INTO workspace_connections
-		(id, workspace_id, name, system_type, connector_url, environment) VALUES ($1, $2, $3, $4, $5, $6)
-		RETURNING `+connectionColumns, uuid.New(), c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment))
+		(id, workspace_id, name, system_type, connector_url, environment, simulated) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		RETURNING `+connectionColumns, uuid.New(), c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated))
 }
 
 // GetConnection loads a connection of the given workspace.
@@ -61,8 +63,8 @@ func (s *Store) ListConnections(ctx context.Context, workspaceID uuid.UUID) ([]C
 // UpdateConnection replaces a connection's editable fields.
 func (s *Store) UpdateConnection(ctx context.Context, c Connection) (Connection, error) {
 	return scanConnection(s.Pool.QueryRow(ctx, `UPDATE workspace_connections SET name = $3, system_type = $4,
-		connector_url = $5, environment = $6, updated_at = now() WHERE id = $1 AND workspace_id = $2 RETURNING `+connectionColumns,
-		c.ID, c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment))
+		connector_url = $5, environment = $6, simulated = $7, updated_at = now() WHERE id = $1 AND workspace_id = $2 RETURNING `+connectionColumns,
+		c.ID, c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated))
 }
 
 // DeleteConnection removes a connection with its secrets and credentials.

@@ -160,7 +160,7 @@ type ConnectionAccess struct {
 // ConnectionAccessFor loads every connection of a workspace with its connector key and the
 // user's credentials, in one query, ordered by name.
 func (s *Store) ConnectionAccessFor(ctx context.Context, workspaceID uuid.UUID, user string) ([]ConnectionAccess, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT c.id, c.workspace_id, c.name, c.system_type, c.connector_url, c.environment, c.created_at, c.updated_at,
+	rows, err := s.Pool.Query(ctx, `SELECT c.id, c.workspace_id, c.name, c.system_type, c.connector_url, c.environment, c.simulated, c.created_at, c.updated_at,
 			k.key_id, k.ciphertext, u.sap_user, u.key_id, u.password_ciphertext
 		FROM workspace_connections c
 		LEFT JOIN connection_secrets k ON k.connection_id = c.id AND k.name = 'connector_key'
@@ -174,7 +174,7 @@ func (s *Store) ConnectionAccessFor(ctx context.Context, workspaceID uuid.UUID, 
 		var keyID, userKeyID, sapUser *string
 		var keyCT, pwCT []byte
 		c := &a.Connection
-		err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.SystemType, &c.ConnectorURL, &c.Environment, &c.CreatedAt, &c.UpdatedAt,
+		err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.SystemType, &c.ConnectorURL, &c.Environment, &c.Simulated, &c.CreatedAt, &c.UpdatedAt,
 			&keyID, &keyCT, &sapUser, &userKeyID, &pwCT)
 		c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
 		if keyID != nil {

@@ -26,9 +26,12 @@ type change struct {
 	what  string            // change-log object name
 }
 
-// session holds the writes of a logical unit of work until BAPI_TRANSACTION_COMMIT.
+// session holds the writes of a logical unit of work until BAPI_TRANSACTION_COMMIT. keys are
+// the idempotency scopes of the calls that staged them: if the session ends without a commit,
+// those calls are forgotten, so their retries stage again.
 type session struct {
 	staged  []change
+	keys    []string
 	touched time.Time
 }
 
@@ -232,9 +235,19 @@ func (s *System) functionInterface(name string) (sap.FunctionInterface, error) {
 	return f.iface, nil
 }
 
+// rfcWrites reports whether a call can change data (so a keyed call is run once): a writing
+// function module, BAPI_TRANSACTION_COMMIT included, not in a test run.
+func (s *System) rfcWrites(req sap.ExecuteRFCRequest) bool {
+	s.mu.RLock()
+	f, ok := s.funcs[strings.ToUpper(strings.TrimSpace(req.Function))]
+	s.mu.RUnlock()
+	return ok && f.iface.Writes && !req.TestRun && !strings.EqualFold(str(req.Imports, "TESTRUN"), "X")
+}
+
 // executeRFC runs a function module. Writes are staged in the caller's session and applied by
-// BAPI_TRANSACTION_COMMIT (or right away with Commit); a test run stages nothing.
-func (s *System) executeRFC(u user, req sap.ExecuteRFCRequest) (sap.ExecuteRFCResponse, error) {
+// BAPI_TRANSACTION_COMMIT (or right away with Commit); a test run stages nothing. scope is the
+// call's idempotency scope ("" for none), remembered by the session it stages into.
+func (s *System) executeRFC(u user, req sap.ExecuteRFCRequest, scope string) (sap.ExecuteRFCResponse, error) {
 	name := strings.ToUpper(strings.TrimSpace(req.Function))
 	s.mu.RLock()
 	f, ok := s.funcs[name]
@@ -252,7 +265,7 @@ func (s *System) executeRFC(u user, req sap.ExecuteRFCRequest) (sap.ExecuteRFCRe
 		return sap.ExecuteRFCResponse{Return: []sap.BAPIReturn{ret("S", "BAPI", "000", "%d staged changes committed", n)}, Committed: true}, nil
 	case "BAPI_TRANSACTION_ROLLBACK":
 		s.mu.Lock()
-		delete(s.sessions, req.Session)
+		s.dropSession(req.Session)
 		s.mu.Unlock()
 		return sap.ExecuteRFCResponse{Return: []sap.BAPIReturn{ret("S", "BAPI", "001", "Rolled back")}}, nil
 	}
@@ -281,6 +294,9 @@ func (s *System) executeRFC(u user, req sap.ExecuteRFCRequest) (sap.ExecuteRFCRe
 	s.mu.Lock()
 	ses := s.sessionFor(req.Session)
 	ses.staged = append(ses.staged, changes...)
+	if scope != "" && !req.Commit {
+		ses.keys = append(ses.keys, scope)
+	}
 	s.mu.Unlock()
 	if req.Commit {
 		s.commit(req.Session, u)
@@ -304,7 +320,7 @@ func (s *System) sessionFor(id string) *session {
 	now := time.Now()
 	for k, v := range s.sessions {
 		if now.Sub(v.touched) > 30*time.Minute {
-			delete(s.sessions, k)
+			s.dropSession(k)
 		}
 	}
 	ses, ok := s.sessions[id]
@@ -314,6 +330,15 @@ func (s *System) sessionFor(id string) *session {
 	}
 	ses.touched = now
 	return ses
+}
+
+// dropSession ends a unit of work without a commit: its staged changes are lost, and so is the
+// memory of the keyed calls that staged them (callers hold s.mu).
+func (s *System) dropSession(id string) {
+	if ses, ok := s.sessions[id]; ok {
+		delete(s.sessions, id)
+		s.memo.forget(ses.keys)
+	}
 }
 
 func (s *System) commit(id string, u user) int {

@@ -33,6 +33,7 @@ func (l *Landscape) Handler() http.Handler {
 		}
 		out, err := sys.Call(r.Context(), endpoint, Credentials{
 			ConnectorKey: r.Header.Get(sap.HeaderConnectorKey), User: r.Header.Get(sap.HeaderSAPUser), Password: r.Header.Get(sap.HeaderSAPPassword),
+			IdempotencyKey: r.Header.Get(sap.HeaderIdempotencyKey),
 		}, body)
 		if err != nil {
 			writeError(w, err)

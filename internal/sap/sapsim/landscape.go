@@ -43,11 +43,12 @@ type Options struct {
 	Seed        int64         // of the fault sequence (the data never changes)
 }
 
-// Credentials are what a call presents.
+// Credentials are what a call presents (IdempotencyKey: the Idempotency-Key header of a write).
 type Credentials struct {
-	ConnectorKey string
-	User         string
-	Password     string
+	ConnectorKey   string
+	User           string
+	Password       string
+	IdempotencyKey string
 }
 
 // Landscape is several simulated systems in one process.
@@ -63,7 +64,7 @@ func NewLandscape(opts Options) *Landscape {
 		{"ECC", "ECC", ECCConnectorKey, "EHP8 FOR SAP ERP 6.0", "750", "eccprd01"},
 		{"S4H", "S4HANA", S4HConnectorKey, "SAP S/4HANA 2023 FPS02", "758", "s4hprd01"},
 	} {
-		s := &System{opts: opts, faults: faults, faultMu: &sync.Mutex{}, key: def.key, sessions: map[string]*session{}}
+		s := &System{opts: opts, faults: faults, faultMu: &sync.Mutex{}, key: def.key, sessions: map[string]*session{}, memo: newMemo()}
 		s.info = sap.SystemInfo{SystemID: def.sid, SystemType: def.typ, Release: def.release, BasisRel: def.basis, Client: client,
 			Host: def.host, Database: "HDB", Unicode: true, Components: components(def.typ)}
 		if def.typ == "ECC" {
@@ -112,6 +113,7 @@ type System struct {
 	funcs    map[string]*function
 	changes  []sap.Change
 	sessions map[string]*session
+	memo     *memo // keyed writes already run (idempotency.go)
 }
 
 // Info describes the system.
@@ -192,6 +194,10 @@ func (s *System) Call(ctx context.Context, endpoint string, cred Credentials, bo
 	if err := s.fault(ctx); err != nil {
 		return nil, err
 	}
+	if len(cred.IdempotencyKey) > sap.MaxIdempotencyKeyLength {
+		return nil, errorf(http.StatusBadRequest, sap.ErrBadRequest, "", "the Idempotency-Key is longer than %d characters", sap.MaxIdempotencyKeyLength)
+	}
+	scope := idempotencyScope(cred, user)
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
@@ -227,13 +233,19 @@ func (s *System) Call(ctx context.Context, endpoint string, cred Credentials, bo
 		if err := decode(&req); err != nil {
 			return nil, err
 		}
-		return s.writeTable(user, req)
+		if scope == "" || req.TestRun {
+			return s.writeTable(user, req)
+		}
+		return s.memo.do(ctx, scope, body, func() (any, error) { return s.writeTable(user, req) })
 	case sap.EndpointExecuteRFC:
 		var req sap.ExecuteRFCRequest
 		if err := decode(&req); err != nil {
 			return nil, err
 		}
-		return s.executeRFC(user, req)
+		if scope == "" || !s.rfcWrites(req) {
+			return s.executeRFC(user, req, "")
+		}
+		return s.memo.do(ctx, scope, body, func() (any, error) { return s.executeRFC(user, req, scope) })
 	case sap.EndpointFunctionInterface:
 		var req sap.FunctionInterfaceRequest
 		if err := decode(&req); err != nil {
