@@ -57,7 +57,7 @@ func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws
 			reply["type"] = "command_error"
 		}
 		out, _ := json.Marshal(reply)
-		if ws.send(0, out) != nil {
+		if ws.write(out) != nil {
 			return
 		}
 	}

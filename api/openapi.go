@@ -61,7 +61,7 @@ var routeDocs = []routeDoc{
 	{Method: "PUT", Path: "/api/workspaces/{id}/tool-policy", Summary: "Set the caller's tool policy", Status: 200,
 		Body: obj([]string{"policy"}, map[string]any{"policy": map[string]any{"enum": []string{"ask_every_time", "run_reads_only", "run_everything"}}})},
 	{Method: "GET", Path: "/api/workspaces/{id}/actions", Summary: "Action log of the workspace (?tool=&user_id=&success=&agent_id=)", Status: 200},
-	{Method: "GET", Path: "/api/workspaces/{id}/ws", Summary: "WebSocket of the workspace's events (sync progress; ?after=<seq>)", Status: 101},
+	{Method: "GET", Path: "/api/workspaces/{id}/ws", Summary: "WebSocket of the workspace's events (sync progress; resume with ?after=<epoch>:<seq>)", Status: 101},
 	{Method: "GET", Path: "/api/workspaces/{id}/source", Summary: "ABAP source of an object (?connection_id=&object_type=&name=), as the caller's SAP user", Status: 200},
 	{Method: "GET", Path: "/api/workspaces/{id}/connector-health", Summary: "Whether each connection's connector answers (?connection_id=)", Status: 200},
 	{Method: "POST", Path: "/api/workspaces/{id}/test-connection", Summary: "Connection and permission checks of a saved connection, as the caller", Status: 200,
@@ -102,7 +102,7 @@ var routeDocs = []routeDoc{
 	{Method: "POST", Path: "/api/agents/{id}/stop", Summary: "Stop the running turn (partial text is kept)", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/actions", Summary: "Action log of the agent", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/messages", Summary: "Transcript in seq order (?cursor=&limit=)", Status: 200},
-	{Method: "GET", Path: "/api/agents/{id}/events", Summary: "Server-Sent Events twin of /ws (resume with Last-Event-ID or ?after=)", Status: 200},
+	{Method: "GET", Path: "/api/agents/{id}/events", Summary: "Server-Sent Events twin of /ws (resume with Last-Event-ID or ?after=<epoch>:<seq>)", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/ws", Summary: "WebSocket of the agent's events (docs/events.md); token via subprotocol 'bearer, <jwt>' or ?access_token=", Status: 101},
 
 	{Method: "POST", Path: "/api/codec/decode", Summary: "Decrypt Temporal payloads for the Temporal UI (operators only; bearer or the sapagent_codec cookie; header X-Namespace)", Status: 200, Body: payloadsBody},

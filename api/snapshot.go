@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -16,15 +17,19 @@ import (
 const partialTail = 4000
 
 // partial is the text (and reasoning) streamed so far for a message not finished yet.
+// Incomplete: the log no longer holds the beginning of the stream (Redis lost its data
+// mid-reply, or the reply is longer than the log window), so Text and Reasoning are only
+// their ends; the stored message replaces them when it arrives.
 type partial struct {
-	MessageID string `json:"message_id"`
-	Text      string `json:"text"`
-	Reasoning string `json:"reasoning,omitempty"`
+	MessageID  string `json:"message_id"`
+	Text       string `json:"text"`
+	Reasoning  string `json:"reasoning,omitempty"`
+	Incomplete bool   `json:"incomplete,omitempty"`
 }
 
 // snapshot is the init frame: stored messages, status and pending approvals from the
 // workflow, and the partial text of a turn that is streaming right now.
-func (s *Server) snapshot(ctx context.Context, agent store.Agent, topic string, seq int64) (gin.H, error) {
+func (s *Server) snapshot(ctx context.Context, agent store.Agent, topic string, head events.Cursor) (gin.H, error) {
 	msgs, err := s.Store.ListMessages(ctx, agent.ID, 0, initMessageLimit)
 	if err != nil {
 		return nil, err
@@ -50,44 +55,62 @@ func (s *Server) snapshot(ctx context.Context, agent store.Agent, topic string, 
 		if err != nil {
 			return nil, err
 		}
-		partials = partialsOf(tail, seq)
+		partials = partialsOf(tail, head)
 	}
-	return gin.H{"type": "init", "seq": seq, "agent": fresh, "status": status, "messages": msgs,
+	return gin.H{"type": "init", "seq": head.Seq, "epoch": head.Epoch, "agent": fresh, "status": status, "messages": msgs,
 		"pending_approvals": pending, "partial": partials}, nil
 }
 
-// partialsOf replays stream/thinking deltas up to seq and keeps those of messages that have
-// neither ended nor been retried.
-func partialsOf(tail []events.Raw, seq int64) []partial {
+// partialsOf replays stream/thinking deltas of head's epoch up to head's seq and keeps those
+// of messages that have neither ended nor been retried. A partial is complete only when the
+// window shows an event from before its first delta (the turn's start, an earlier step, its
+// thinking_start or retry): otherwise its beginning may be missing and it is marked incomplete.
+func partialsOf(tail []events.Raw, head events.Cursor) []partial {
 	open := map[string]*partial{}
 	var order []string
+	anchored := false // an event seen that precedes any step still streaming
 	for _, ev := range tail {
-		if ev.Seq > seq {
+		if ev.Seq > head.Seq {
 			break
+		}
+		if ev.Epoch != head.Epoch && ev.Epoch != "" {
+			// Another numbering (Redis restarted between reading the head and the log).
+			open, order, anchored = map[string]*partial{}, nil, false
+			continue
 		}
 		var e struct {
 			Type      string `json:"type"`
 			MessageID string `json:"message_id"`
 			Delta     string `json:"delta"`
 		}
-		if json.Unmarshal(ev.JSON, &e) != nil || e.MessageID == "" {
+		if json.Unmarshal(ev.JSON, &e) != nil {
 			continue
 		}
 		switch e.Type {
 		case "stream", "thinking":
+			if e.MessageID == "" {
+				continue
+			}
 			p := open[e.MessageID]
 			if p == nil {
-				p = &partial{MessageID: e.MessageID}
+				p = &partial{MessageID: e.MessageID, Incomplete: !anchored}
 				open[e.MessageID] = p
-				order = append(order, e.MessageID)
+				if !slices.Contains(order, e.MessageID) { // a retried message keeps its place
+					order = append(order, e.MessageID)
+				}
 			}
 			if e.Type == "stream" {
 				p.Text += e.Delta
 			} else {
 				p.Reasoning += e.Delta
 			}
+		case "thinking_end", "title_update":
+			// Published while a step streams (the title concurrently with the first reply).
 		case "stream_end", "retry":
 			delete(open, e.MessageID)
+			anchored = true
+		default:
+			anchored = true
 		}
 	}
 	out := []partial{}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -17,17 +16,23 @@ import (
 )
 
 const (
-	socketWriteTimeout = 10 * time.Second
-	socketPingEvery    = 25 * time.Second
-	socketPongWait     = 60 * time.Second
-	initMessageLimit   = 500
+	// socketWriteTimeout bounds one write. A client that reads nothing for this long is gone,
+	// like one that answers no ping; a shorter bound would give up in the middle of a frame,
+	// after which no close frame can reach a client that merely paused.
+	socketWriteTimeout = 60 * time.Second
+	// socketCloseWait is how long a closing server waits for the client's close frame before it
+	// closes the connection (closing with unread input makes the kernel reset it).
+	socketCloseWait  = 10 * time.Second
+	socketPingEvery  = 25 * time.Second
+	socketPongWait   = 60 * time.Second
+	initMessageLimit = 500
 	// clientBuffer is how many events may wait for one slow client before it is cut off.
 	clientBuffer = 512
 )
 
 // Close codes (docs/events.md).
 const (
-	CloseSlowConsumer = 4008 // the client fell behind; reconnect with after=<seq>
+	CloseSlowConsumer = 4008 // the client fell behind; reconnect with after=<epoch>:<seq>
 	CloseResync       = 4009 // the server lost events it cannot replay; reconnect without after
 )
 
@@ -45,36 +50,36 @@ var socketBufferPool sync.Pool
 
 // sink is where a relay writes: a WebSocket or an SSE response.
 type sink interface {
-	send(seq int64, raw []byte) error
+	send(pos events.Cursor, raw []byte) error
 	ping() error
 	close(code int, reason string)
 }
 
 // streamStart validates everything that can fail with a status before the upgrade: origin,
 // agent, cursor; then it subscribes, so nothing published from here on is missed.
-func (s *Server) streamStart(c *gin.Context, after string) (store.Agent, int64, *events.Listener, bool) {
+func (s *Server) streamStart(c *gin.Context, after string) (store.Agent, events.Cursor, *events.Listener, bool) {
 	if !s.originAllowed(c.Request) {
 		fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
-		return store.Agent{}, 0, nil, false
+		return store.Agent{}, events.Cursor{}, nil, false
 	}
 	agent, ok := s.loadAgent(c)
 	if !ok {
-		return agent, 0, nil, false
+		return agent, events.Cursor{}, nil, false
 	}
 	cursor, l, ok := s.subscribe(c, events.AgentTopic(agent.ID.String()), after)
 	return agent, cursor, l, ok
 }
 
-// subscribe parses the resume cursor and subscribes to a topic, or answers 400/503.
-func (s *Server) subscribe(c *gin.Context, topic, after string) (int64, *events.Listener, bool) {
-	cursor := int64(-1)
+// subscribe parses the resume cursor and subscribes to a topic, or answers 400/503. No cursor,
+// or a bare seq from a client older than epochs, is the zero epoch: the stream starts with init.
+func (s *Server) subscribe(c *gin.Context, topic, after string) (events.Cursor, *events.Listener, bool) {
+	var cursor events.Cursor
 	if after != "" {
-		n, err := strconv.ParseInt(after, 10, 64)
-		if err != nil || n < 0 {
-			badRequest(c, "invalid_cursor", "after must be a non-negative event seq")
-			return 0, nil, false
+		var err error
+		if cursor, err = events.ParseCursor(after); err != nil {
+			badRequest(c, "invalid_cursor", "after must be an event cursor <epoch>:<seq>")
+			return cursor, nil, false
 		}
-		cursor = n
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 	defer cancel()
@@ -82,7 +87,7 @@ func (s *Server) subscribe(c *gin.Context, topic, after string) (int64, *events.
 	if err != nil {
 		s.Log.Warn("subscribe", "error", err)
 		unavailable(c, "the event stream")
-		return 0, nil, false
+		return cursor, nil, false
 	}
 	return cursor, l, true
 }
@@ -105,8 +110,8 @@ func (s *Server) workspaceSocket(c *gin.Context) {
 	}
 	s.serveSocket(c, l, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
 		go drainReads(ws.conn, cancel)
-		s.relayTopic(ctx, topic, after, l, ws, func(ctx context.Context, seq int64) (gin.H, error) {
-			return gin.H{"type": "init", "seq": seq, "workspace": w}, nil
+		s.relayTopic(ctx, topic, after, l, ws, func(ctx context.Context, head events.Cursor) (gin.H, error) {
+			return gin.H{"type": "init", "seq": head.Seq, "epoch": head.Epoch, "workspace": w}, nil
 		})
 	})
 }
@@ -129,7 +134,7 @@ func (s *Server) serveSocket(c *gin.Context, l *events.Listener, serve func(ctx 
 			s.Hub.Unsubscribe(l)
 			_ = conn.Close()
 		}()
-		serve(ctx, cancel, &wsSink{conn: conn})
+		serve(ctx, cancel, &wsSink{conn: conn, readerDone: ctx.Done()})
 	}()
 }
 
@@ -180,24 +185,40 @@ func (s *Server) agentEvents(c *gin.Context) {
 
 // relay sends init (or the backlog after `after`), then live events, each once and in seq
 // order; gaps in the live stream are filled from the log.
-func (s *Server) relay(ctx context.Context, agent store.Agent, after int64, l *events.Listener, out sink) {
+func (s *Server) relay(ctx context.Context, agent store.Agent, after events.Cursor, l *events.Listener, out sink) {
 	topic := events.AgentTopic(agent.ID.String())
-	s.relayTopic(ctx, topic, after, l, out, func(ctx context.Context, seq int64) (gin.H, error) {
-		return s.snapshot(ctx, agent, topic, seq)
+	s.relayTopic(ctx, topic, after, l, out, func(ctx context.Context, head events.Cursor) (gin.H, error) {
+		return s.snapshot(ctx, agent, topic, head)
 	})
 }
 
-// relayTopic is relay for any topic; snapshot builds its init frame.
-func (s *Server) relayTopic(ctx context.Context, topic string, after int64, l *events.Listener, out sink,
-	snapshot func(context.Context, int64) (gin.H, error)) {
-	last, err := s.streamHead(ctx, topic, after, out, snapshot)
+// relayTopic is relay for any topic; snapshot builds its init frame. Its position is an epoch
+// and a seq: an event of another epoch means Redis lost the topic and numbering restarted, so
+// the client is told to resynchronise rather than handed the new numbering as a continuation.
+func (s *Server) relayTopic(ctx context.Context, topic string, after events.Cursor, l *events.Listener, out sink,
+	snapshot func(context.Context, events.Cursor) (gin.H, error)) {
+	pos, err := s.streamHead(ctx, topic, after, out, snapshot)
 	if err != nil {
 		out.close(websocket.CloseInternalServerErr, "could not load the conversation")
 		return
 	}
 	ping := time.NewTicker(socketPingEvery)
 	defer ping.Stop()
+	slow := func() {
+		out.close(CloseSlowConsumer, "too slow; reconnect with after="+pos.String())
+	}
+	lost := func() {
+		out.close(CloseResync, "events were lost; reconnect without after for a fresh init")
+	}
 	for {
+		// A client that fell behind is told so before anything else: the events it still has
+		// buffered end where its resume cursor says.
+		select {
+		case <-l.Overflow:
+			slow()
+			return
+		default:
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -206,68 +227,83 @@ func (s *Server) relayTopic(ctx context.Context, topic string, after int64, l *e
 				return
 			}
 		case <-l.Overflow:
-			out.close(CloseSlowConsumer, "too slow; reconnect with after="+strconv.FormatInt(last, 10))
+			slow()
 			return
 		case <-l.Resync:
-			if last, err = s.replay(ctx, topic, last, out); err != nil {
-				out.close(CloseResync, "events were lost; reconnect without after for a fresh init")
+			if pos, err = s.replay(ctx, topic, pos, out); err != nil {
+				lost()
 				return
 			}
 		case <-l.Ready:
 			for _, ev := range l.Take() {
-				if ev.Seq <= last {
+				if ev.Epoch == "" {
+					// From a worker older than epochs (during a rolling upgrade): it counts on the
+					// same counter. A restart it causes is caught as before epochs, when the
+					// subscription is re-established.
+					ev.Epoch = pos.Epoch
+				}
+				if ev.Epoch == pos.Epoch && ev.Seq <= pos.Seq {
 					continue
 				}
-				if ev.Seq > last+1 {
-					if last, err = s.replay(ctx, topic, last, out); err != nil {
-						out.close(CloseResync, "events were lost; reconnect without after for a fresh init")
+				if ev.Epoch != pos.Epoch || ev.Seq > pos.Seq+1 {
+					// A gap, or another epoch: the log has what was missed, or says it cannot.
+					if pos, err = s.replay(ctx, topic, pos, out); err != nil {
+						lost()
 						return
 					}
-					if ev.Seq <= last {
+					if ev.Epoch != pos.Epoch || ev.Seq <= pos.Seq {
 						continue
 					}
 				}
-				if out.send(ev.Seq, ev.JSON) != nil {
+				select {
+				case <-l.Overflow:
+					slow()
+					return
+				default:
+				}
+				next := events.Cursor{Epoch: pos.Epoch, Seq: ev.Seq}
+				if out.send(next, ev.JSON) != nil {
 					return
 				}
-				last = ev.Seq
+				pos = next
 			}
 		}
 	}
 }
 
-// streamHead sends init, or the backlog after `after` (init again when the log was trimmed).
-func (s *Server) streamHead(ctx context.Context, topic string, after int64, out sink, snapshot func(context.Context, int64) (gin.H, error)) (int64, error) {
-	if after >= 0 {
-		last, err := s.replay(ctx, topic, after, out)
+// streamHead sends the backlog after `after`, or init when there is no cursor, its epoch is
+// not the topic's, or the log no longer reaches back to it.
+func (s *Server) streamHead(ctx context.Context, topic string, after events.Cursor, out sink, snapshot func(context.Context, events.Cursor) (gin.H, error)) (events.Cursor, error) {
+	if after.Epoch != "" {
+		pos, err := s.replay(ctx, topic, after, out)
 		if err != errLogTrimmed {
-			return last, err
+			return pos, err
 		}
 	}
-	seq, err := s.Bus.LastSeq(ctx, topic)
+	head, err := s.Bus.Head(ctx, topic)
 	if err != nil {
-		return 0, err
+		return head, err
 	}
-	init, err := snapshot(ctx, seq)
+	init, err := snapshot(ctx, head)
 	if err != nil {
-		return 0, err
+		return head, err
 	}
 	raw, err := json.Marshal(init)
 	if err != nil {
-		return 0, err
+		return head, err
 	}
-	return seq, out.send(seq, raw)
+	return head, out.send(head, raw)
 }
 
 type relayError string
 
 func (e relayError) Error() string { return string(e) }
 
-const errLogTrimmed = relayError("event log trimmed")
+const errLogTrimmed = relayError("event log trimmed or from another epoch")
 
-// replay writes the logged events after `after` and returns the last seq written.
-func (s *Server) replay(ctx context.Context, topic string, after int64, out sink) (int64, error) {
-	backlog, complete, err := s.Bus.Since(ctx, topic, after)
+// replay writes the logged events after `after` and returns the position reached.
+func (s *Server) replay(ctx context.Context, topic string, after events.Cursor, out sink) (events.Cursor, error) {
+	backlog, _, complete, err := s.Bus.Since(ctx, topic, after)
 	if err != nil {
 		return after, err
 	}
@@ -275,21 +311,26 @@ func (s *Server) replay(ctx context.Context, topic string, after int64, out sink
 		return after, errLogTrimmed
 	}
 	for _, ev := range backlog {
-		if err := out.send(ev.Seq, ev.JSON); err != nil {
+		next := events.Cursor{Epoch: after.Epoch, Seq: ev.Seq}
+		if err := out.send(next, ev.JSON); err != nil {
 			return after, err
 		}
-		after = ev.Seq
+		after = next
 	}
 	return after, nil
 }
 
 // wsSink writes to a WebSocket; commands answered by the reader share its lock.
 type wsSink struct {
-	mu   sync.Mutex
-	conn *websocket.Conn
+	mu         sync.Mutex
+	conn       *websocket.Conn
+	readerDone <-chan struct{} // closed when the reader stopped: the client closed or went away
 }
 
-func (w *wsSink) send(_ int64, raw []byte) error {
+func (w *wsSink) send(_ events.Cursor, raw []byte) error { return w.write(raw) }
+
+// write sends one text frame (an event, or the reader's answer to a command).
+func (w *wsSink) write(raw []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_ = w.conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
@@ -300,19 +341,37 @@ func (w *wsSink) ping() error {
 	return w.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(socketWriteTimeout))
 }
 
+// close sends the close frame behind the frames already written (a slow client reads them
+// first) and waits for the client's answer, so the connection then closes without a reset that
+// would discard what the client has not read yet.
 func (w *wsSink) close(code int, reason string) {
-	_ = w.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+	w.mu.Lock()
+	err := w.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(socketWriteTimeout))
+	w.mu.Unlock()
+	if err != nil {
+		return
+	}
+	select {
+	case <-w.readerDone:
+	case <-time.After(socketCloseWait):
+	}
 }
 
-// sseSink writes Server-Sent Events: id is the seq, event the type.
+// sseSink writes Server-Sent Events: id is the cursor (epoch:seq), event the type.
 type sseSink struct{ w gin.ResponseWriter }
 
-func (s *sseSink) send(seq int64, raw []byte) error {
+// deadline bounds the next write like a WebSocket's: a client that reads nothing is let go.
+func (s *sseSink) deadline() {
+	_ = http.NewResponseController(s.w).SetWriteDeadline(time.Now().Add(socketWriteTimeout))
+}
+
+func (s *sseSink) send(pos events.Cursor, raw []byte) error {
 	var head struct {
 		Type string `json:"type"`
 	}
 	_ = json.Unmarshal(raw, &head)
-	if _, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", seq, head.Type, raw); err != nil {
+	s.deadline()
+	if _, err := fmt.Fprintf(s.w, "id: %s\nevent: %s\ndata: %s\n\n", pos, head.Type, raw); err != nil {
 		return err
 	}
 	s.w.Flush()
@@ -320,6 +379,7 @@ func (s *sseSink) send(seq int64, raw []byte) error {
 }
 
 func (s *sseSink) ping() error {
+	s.deadline()
 	if _, err := fmt.Fprint(s.w, ": ping\n\n"); err != nil {
 		return err
 	}
@@ -327,8 +387,11 @@ func (s *sseSink) ping() error {
 	return nil
 }
 
+// close ends an SSE stream with an error event naming the WebSocket close code; it has no id,
+// so a reconnecting EventSource resumes after the last event it received.
 func (s *sseSink) close(code int, reason string) {
 	raw, _ := json.Marshal(gin.H{"type": "error", "error": reason, "close_code": code})
+	s.deadline()
 	_, _ = fmt.Fprintf(s.w, "event: error\ndata: %s\n\n", raw)
 	s.w.Flush()
 }

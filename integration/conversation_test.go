@@ -91,7 +91,7 @@ func TestMessageStreamsBackOverWebSocketAndIsStored(t *testing.T) {
 
 	// A client that reconnects with its last seq gets nothing twice; one that reconnects from
 	// before the turn gets the turn's events again, in order.
-	again := e.dial(agent.ID, "?after="+itoa(init.Seq))
+	again := e.dial(agent.ID, "?after="+init.cursor())
 	replayed := again.until(5*time.Second, func(ev event) bool { return ev.Seq == lastSeq })
 	assert.Len(t, replayed, len(evs))
 }

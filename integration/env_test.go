@@ -223,6 +223,7 @@ func (e *env) messages(agentID string) []messageJSON {
 // event is a decoded wire event; Raw keeps every field for protocol checks.
 type event struct {
 	Seq       int64           `json:"seq"`
+	Epoch     string          `json:"epoch"`
 	Type      string          `json:"type"`
 	Delta     string          `json:"delta"`
 	MessageID string          `json:"message_id"`

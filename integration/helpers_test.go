@@ -32,3 +32,12 @@ func peekSeq(raw []byte) (int64, error) {
 	err := json.Unmarshal(raw, &v)
 	return v.Seq, err
 }
+
+// cursor is the resume cursor of an event: "<epoch>:<seq>" (a bare seq from a server without
+// epochs, so tests report behaviour rather than a 400 when run against one).
+func (ev event) cursor() string {
+	if ev.Epoch == "" {
+		return itoa(ev.Seq)
+	}
+	return ev.Epoch + ":" + itoa(ev.Seq)
+}

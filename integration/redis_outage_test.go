@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"github.com/sapagent/sapagent/api"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/devstack"
+	"github.com/sapagent/sapagent/internal/events"
 )
 
 // privateRedis runs a Redis server of this test's own, so it can be stopped and restarted.
@@ -95,4 +97,127 @@ func TestRedisOutageMidTurnLosesNothingSilently(t *testing.T) {
 	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(context.Background(),
 		`SELECT count(*) FROM messages WHERE agent_id = $1 AND role = 'assistant'`, agent.ID).Scan(&n))
 	assert.Equal(t, 1, n)
+}
+
+// Redis restarts empty in the middle of a reply, with one client connected and another that
+// read the start of the turn and comes back later with its cursor. Numbering restarts, so
+// the old cursors could pass for positions in the new stream; the epoch tells them apart:
+// every client is resynchronised and ends with the stored text, or knows its text is partial.
+func TestRedisRestartedEmptyMidReplyResynchronisesEveryClient(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	rd := &privateRedis{t: t, port: freePort(t)}
+	rd.start()
+	t.Cleanup(rd.stop)
+	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
+		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)
+		scriptedTools(c, o)
+	})
+	agent := e.createAgent("")
+	live := e.dial(agent.ID, "")
+	init := live.next(5 * time.Second)
+	away := e.dial(agent.ID, "")
+	away.next(5 * time.Second)
+	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "tell me a long story"}, nil))
+	seen := away.until(30*time.Second, func(ev event) bool { return ev.Type == "stream" })
+	awayCursor := seen[len(seen)-1].cursor()
+	_ = away.conn.Close()
+	var last event
+	for deltas := 0; deltas < 3; {
+		last = live.next(30 * time.Second)
+		if last.Type == "stream" {
+			deltas++
+		}
+	}
+
+	rd.stop()
+	rd.start()
+
+	// The connected client gets the rest of the old epoch at most, then 4009.
+	require.NoError(t, live.conn.SetReadDeadline(time.Now().Add(60*time.Second)))
+	var closeErr *websocket.CloseError
+	for {
+		_, raw, err := live.conn.ReadMessage()
+		if err != nil {
+			require.ErrorAs(t, err, &closeErr)
+			break
+		}
+		validateEvent(t, raw)
+		var ev event
+		require.NoError(t, json.Unmarshal(raw, &ev))
+		require.Equal(t, init.Epoch, ev.Epoch, "an event of the new numbering reached the old stream")
+		require.Equal(t, last.Seq+1, ev.Seq)
+		last = ev
+	}
+	assert.Equal(t, api.CloseResync, closeErr.Code)
+
+	// The reply goes on in the new epoch; wait until its seqs have passed the old cursors, so
+	// the new numbering could be taken for their continuation.
+	topic := events.AgentTopic(agent.ID)
+	require.Eventually(t, func() bool {
+		head, err := e.stack.Deps.Bus.Head(context.Background(), topic)
+		return err == nil && head.Seq > last.Seq+2
+	}, 30*time.Second, 50*time.Millisecond)
+
+	// Both come back with the cursors they hold (over the socket and over SSE): fresh inits.
+	type client struct {
+		name  string
+		init  []byte
+		next  func() event
+		epoch string
+	}
+	var clients []client
+	for name, cursor := range map[string]string{"connected": last.cursor(), "away": awayCursor} {
+		ws := e.dial(agent.ID, "?after="+cursor)
+		first := ws.next(5 * time.Second)
+		require.Equal(t, "init", first.Type, "%s client resumed with %s got the new numbering", name, cursor)
+		clients = append(clients, client{name: name, init: first.Raw, next: func() event { return ws.next(60 * time.Second) }, epoch: first.Epoch})
+	}
+	sse := openSSE(t, e, "/api/agents/"+agent.ID+"/events", awayCursor)
+	first, ok := sse.next()
+	require.True(t, ok)
+	require.Equal(t, "init", first.Event, "SSE resumed with %s got the new numbering", awayCursor)
+	clients = append(clients, client{name: "sse", init: first.Data, next: func() event {
+		ev, ok := sse.next()
+		require.True(t, ok)
+		var out event
+		require.NoError(t, json.Unmarshal(ev.Data, &out))
+		return out
+	}})
+
+	for _, c := range clients {
+		var snap struct {
+			Epoch   string `json:"epoch"`
+			Status  string `json:"status"`
+			Partial []struct {
+				MessageID  string `json:"message_id"`
+				Text       string `json:"text"`
+				Incomplete bool   `json:"incomplete"`
+			} `json:"partial"`
+		}
+		require.NoError(t, json.Unmarshal(c.init, &snap))
+		assert.NotEqual(t, init.Epoch, snap.Epoch, c.name)
+		require.Equal(t, "active", snap.Status, "%s: the reply was still streaming", c.name)
+		require.Len(t, snap.Partial, 1, c.name)
+		// The new epoch's log starts in the middle of the reply: the text so far is only its end.
+		assert.True(t, snap.Partial[0].Incomplete, "%s: a partial without its beginning must say so", c.name)
+		text := snap.Partial[0].Text
+		var final *messageJSON
+		for final == nil {
+			ev := c.next()
+			assert.Equal(t, snap.Epoch, ev.Epoch, c.name)
+			if ev.Type == "stream" && ev.MessageID == snap.Partial[0].MessageID {
+				text += ev.Delta
+			}
+			if isAssistantMessage(ev) {
+				final = ev.Message
+			}
+		}
+		msgs := e.messages(agent.ID)
+		stored := msgs[len(msgs)-1]
+		assert.Equal(t, stored.Content, final.Content, c.name)
+		assert.True(t, strings.HasSuffix(stored.Content, text), "%s: what it showed is the end of the stored reply", c.name)
+		assert.NotEqual(t, stored.Content, text, "%s: deltas were lost with Redis, the flag was needed", c.name)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -25,46 +26,75 @@ type sseEvent struct {
 	Data      []byte
 }
 
-// readSSE reads Server-Sent Events until done returns true.
-func readSSE(t *testing.T, e *env, path, lastEventID string, done func(sseEvent) bool) []sseEvent {
+// sseStream is an open Server-Sent Events response, read one event at a time.
+type sseStream struct {
+	t      *testing.T
+	body   io.ReadCloser
+	sc     *bufio.Scanner
+	cancel context.CancelFunc
+}
+
+// openSSE opens an event stream; the connection lasts until the test ends or close.
+func openSSE(t *testing.T, e *env, path, lastEventID string) *sseStream {
 	req, _ := http.NewRequest("GET", e.stack.APIURL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+e.token)
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 	require.NoError(t, err)
-	defer resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	var out []sseEvent
-	var cur sseEvent
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	for sc.Scan() {
-		line := sc.Text()
+	s := &sseStream{t: t, body: resp.Body, sc: sc, cancel: cancel}
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *sseStream) close() {
+	s.cancel()
+	_ = s.body.Close()
+}
+
+// next returns the next event, or ok false when the server ended the stream.
+func (s *sseStream) next() (ev sseEvent, ok bool) {
+	for s.sc.Scan() {
+		line := s.sc.Text()
 		switch {
 		case line == "":
-			if cur.Data != nil {
-				validateEvent(t, cur.Data)
-				out = append(out, cur)
-				if done(cur) {
-					return out
-				}
+			if ev.Data != nil {
+				validateEvent(s.t, ev.Data)
+				return ev, true
 			}
-			cur = sseEvent{}
+			ev = sseEvent{}
 		case strings.HasPrefix(line, "id: "):
-			cur.ID = strings.TrimPrefix(line, "id: ")
+			ev.ID = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
-			cur.Event = strings.TrimPrefix(line, "event: ")
+			ev.Event = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
-			cur.Data = []byte(strings.TrimPrefix(line, "data: "))
+			ev.Data = []byte(strings.TrimPrefix(line, "data: "))
 		}
 	}
-	t.Fatalf("SSE stream ended: %v", sc.Err())
-	return nil
+	return sseEvent{}, false
+}
+
+// readSSE reads Server-Sent Events until done returns true.
+func readSSE(t *testing.T, e *env, path, lastEventID string, done func(sseEvent) bool) []sseEvent {
+	s := openSSE(t, e, path, lastEventID)
+	defer s.close()
+	var out []sseEvent
+	for {
+		ev, ok := s.next()
+		if !ok {
+			t.Fatalf("SSE stream ended: %v", s.sc.Err())
+		}
+		out = append(out, ev)
+		if done(ev) {
+			return out
+		}
+	}
 }
 
 func TestSSECarriesTheSameEventsAndResumesWithLastEventID(t *testing.T) {
@@ -74,21 +104,32 @@ func TestSSECarriesTheSameEventsAndResumesWithLastEventID(t *testing.T) {
 	init := ws.next(5 * time.Second)
 	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "hello over SSE"}, nil))
 	wsEvents := ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
-	last := wsEvents[len(wsEvents)-1].Seq
+	last := wsEvents[len(wsEvents)-1].cursor()
 
-	all := readSSE(t, e, "/api/agents/"+agent.ID+"/events", fmt.Sprint(init.Seq), func(ev sseEvent) bool { return ev.ID == fmt.Sprint(last) })
+	all := readSSE(t, e, "/api/agents/"+agent.ID+"/events", init.cursor(), func(ev sseEvent) bool { return ev.ID == last })
 	require.Len(t, all, len(wsEvents))
 	for i := range all {
 		assert.JSONEq(t, string(wsEvents[i].Raw), string(all[i].Data))
 		assert.Equal(t, wsEvents[i].Type, all[i].Event)
+		assert.Equal(t, wsEvents[i].cursor(), all[i].ID, "the SSE id is the resume cursor <epoch>:<seq>")
 	}
 	// Resuming from the middle gets exactly the rest.
 	mid := all[len(all)/2]
-	rest := readSSE(t, e, "/api/agents/"+agent.ID+"/events", mid.ID, func(ev sseEvent) bool { return ev.ID == fmt.Sprint(last) })
+	rest := readSSE(t, e, "/api/agents/"+agent.ID+"/events", mid.ID, func(ev sseEvent) bool { return ev.ID == last })
 	assert.Len(t, rest, len(all)-len(all)/2-1)
 	// Without a cursor the first event is init.
 	first := readSSE(t, e, "/api/agents/"+agent.ID+"/events", "", func(sseEvent) bool { return true })
 	assert.Equal(t, "init", first[0].Event)
+	assert.Equal(t, last, first[0].ID)
+	// A bare seq (a client from before epochs) cannot be confirmed: init, not a guess.
+	first = readSSE(t, e, "/api/agents/"+agent.ID+"/events", fmt.Sprint(init.Seq), func(sseEvent) bool { return true })
+	assert.Equal(t, "init", first[0].Event)
+	req, _ := http.NewRequest("GET", e.stack.APIURL+"/api/agents/"+agent.ID+"/events?after=Epoch:1", nil)
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 }
 
 func TestInitCarriesPartialTextAndPendingApprovals(t *testing.T) {
@@ -183,16 +224,21 @@ func TestClientsCanSendMessagesApprovalsAndStopOverTheSocket(t *testing.T) {
 func TestSlowClientIsCutOffWithoutDelayingOthers(t *testing.T) {
 	e := startEnv(t, nil)
 	agent := e.createAgent("")
-	slow := e.dial(agent.ID, "") // never reads after init
-	slow.next(5 * time.Second)
+	slow := e.dial(agent.ID, "") // stops reading after init
+	slowInit := slow.next(5 * time.Second)
 	fast := e.dial(agent.ID, "")
 	fastInit := fast.next(5 * time.Second)
 	assert.Equal(t, 1, e.stack.API.Hub.Topics(), "two local clients share one Redis subscription")
+	slowSSE := openSSE(t, e, "/api/agents/"+agent.ID+"/events", "") // stops reading after init too
+	sseInit, ok := slowSSE.next()
+	require.True(t, ok)
+	require.Equal(t, "init", sseInit.Event)
 
 	ctx := context.Background()
 	topic := events.AgentTopic(agent.ID)
 	payload := strings.Repeat("x", 4096)
 	const n = 3000 // ≈12 MB: more than socket buffers and the per-client queue hold
+	end := fmt.Sprintf("%s:%d", fastInit.Epoch, fastInit.Seq+n)
 	done := make(chan int64)
 	go func() {
 		var last int64
@@ -218,17 +264,110 @@ func TestSlowClientIsCutOffWithoutDelayingOthers(t *testing.T) {
 	}
 	t.Logf("fast client received %d events in %v", n, time.Since(start))
 
-	// The slow client finds its connection closed with the documented code and a resume hint.
+	// The slow clients pause longer than a write to them may take (the server used to give up
+	// after 10 s in the middle of a frame, and the client then found a broken connection), then
+	// read on: first the events already sent, then the documented close with a resume cursor.
+	time.Sleep(time.Until(start.Add(15 * time.Second)))
 	require.NoError(t, slow.conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	last := slowInit.Seq
 	var closeErr *websocket.CloseError
 	for {
-		if _, _, err := slow.conn.ReadMessage(); err != nil {
+		_, raw, err := slow.conn.ReadMessage()
+		if err != nil {
 			require.ErrorAs(t, err, &closeErr)
 			break
 		}
+		seq, _ := peekSeq(raw)
+		require.Equal(t, last+1, seq)
+		last = seq
 	}
-	assert.Equal(t, api.CloseSlowConsumer, closeErr.Code)
-	assert.Contains(t, closeErr.Text, "after=")
+	assert.Equal(t, api.CloseSlowConsumer, closeErr.Code, "close frame, not a broken connection: %v", closeErr)
+	resume := fmt.Sprintf("%s:%d", slowInit.Epoch, last)
+	assert.Equal(t, "too slow; reconnect with after="+resume, closeErr.Text, "the cursor names the last event delivered")
+	assert.Less(t, last, fastInit.Seq+n, "the slow client was cut off before the end")
+	// Resuming there delivers exactly the rest.
+	rest := e.dial(agent.ID, "?after="+resume)
+	for seq := last + 1; seq <= fastInit.Seq+n; seq++ {
+		require.Equal(t, seq, rest.next(10*time.Second).Seq)
+	}
+
+	// SSE ends the same way: an error event with close_code 4008 after the events sent, then
+	// the end of the response; Last-Event-ID (the last id received) resumes.
+	var lastID string
+	var endEvent sseEvent
+	for {
+		ev, ok := slowSSE.next()
+		require.True(t, ok, "the SSE stream ended without saying why")
+		if ev.Event == "error" {
+			endEvent = ev
+			break
+		}
+		require.NotEmpty(t, ev.ID)
+		lastID = ev.ID
+	}
+	var sseEnd struct {
+		CloseCode int `json:"close_code"`
+	}
+	require.NoError(t, json.Unmarshal(endEvent.Data, &sseEnd))
+	assert.Equal(t, api.CloseSlowConsumer, sseEnd.CloseCode)
+	assert.Contains(t, string(endEvent.Data), "after="+lastID)
+	_, ok = slowSSE.next()
+	assert.False(t, ok, "the response ends after the error event")
+	restSSE := readSSE(t, e, "/api/agents/"+agent.ID+"/events", lastID, func(ev sseEvent) bool { return ev.ID == end })
+	assert.Equal(t, "stream", restSSE[0].Event)
+}
+
+// When Redis loses a topic while clients watch it (FLUSHALL, eviction, a restart the
+// subscription survives), the events that follow are numbered from 1 in a new epoch: a
+// connected client is told to resynchronise instead of taking them as the continuation.
+func TestClientsOfATopicRedisLostAreToldToResynchronise(t *testing.T) {
+	e := startEnv(t, nil)
+	agent := e.createAgent("")
+	ws := e.dial(agent.ID, "")
+	init := ws.next(5 * time.Second)
+	sse := openSSE(t, e, "/api/agents/"+agent.ID+"/events", "")
+	_, ok := sse.next()
+	require.True(t, ok)
+	ctx := context.Background()
+	topic := events.AgentTopic(agent.ID)
+	publish := func(count int) {
+		for i := 0; i < count; i++ {
+			_, err := e.stack.Deps.Bus.Publish(ctx, topic, events.Event{Type: "stream", Fields: map[string]any{"message_id": "m", "delta": fmt.Sprint(i)}})
+			require.NoError(t, err)
+		}
+	}
+	publish(3)
+	got := ws.until(5*time.Second, func(ev event) bool { return ev.Seq == init.Seq+3 })
+	require.Len(t, got, 3)
+
+	keys, err := e.stack.Deps.Redis.Keys(ctx, e.cfg.RedisPrefix+"{"+topic+"}*").Result()
+	require.NoError(t, err)
+	require.NotEmpty(t, keys)
+	require.NoError(t, e.stack.Deps.Redis.Del(ctx, keys...).Err())
+	publish(6) // seq 1..6 of the new epoch: 4, 5, 6 look like the next events of the old one
+
+	require.NoError(t, ws.conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, raw, err := ws.conn.ReadMessage()
+	var closeErr *websocket.CloseError
+	require.ErrorAs(t, err, &closeErr, "got an event of the new numbering: %s", raw)
+	assert.Equal(t, api.CloseResync, closeErr.Code)
+
+	for i := 0; i < 3; i++ {
+		ev, ok := sse.next()
+		require.True(t, ok)
+		require.Equal(t, "stream", ev.Event)
+	}
+	end, ok := sse.next()
+	require.True(t, ok)
+	require.Equal(t, "error", end.Event, "got an event of the new numbering: %s", end.Data)
+	assert.Contains(t, string(end.Data), `"close_code":4009`)
+
+	// Coming back with the cursor it holds, the client gets a fresh init of the new epoch.
+	again := e.dial(agent.ID, "?after="+got[2].cursor())
+	fresh := again.next(5 * time.Second)
+	require.Equal(t, "init", fresh.Type)
+	assert.NotEqual(t, init.Epoch, fresh.Epoch)
+	assert.Equal(t, int64(6), fresh.Seq)
 }
 
 func TestTwoAPIProcessesServeTheSameConversation(t *testing.T) {
@@ -263,7 +402,8 @@ func TestRandomReconnectsNeverLoseOrRepeatText(t *testing.T) {
 	e := startEnv(t, scriptedTools)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
-	last := ws.next(5 * time.Second).Seq
+	init := ws.next(5 * time.Second)
+	last := init.Seq
 	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "tell me a long story"}, nil))
 	var text strings.Builder
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -271,6 +411,7 @@ func TestRandomReconnectsNeverLoseOrRepeatText(t *testing.T) {
 	for {
 		ev := ws.next(60 * time.Second)
 		require.Equal(t, last+1, ev.Seq, "no gap, no duplicate")
+		require.Equal(t, init.Epoch, ev.Epoch)
 		last = ev.Seq
 		if ev.Type == "stream" {
 			text.WriteString(ev.Delta)
@@ -281,7 +422,7 @@ func TestRandomReconnectsNeverLoseOrRepeatText(t *testing.T) {
 		}
 		if rng.IntN(4) == 0 { // drop the connection at a random point and resume from the last seq
 			_ = ws.conn.Close()
-			ws = e.dial(agent.ID, fmt.Sprintf("?after=%d", last))
+			ws = e.dial(agent.ID, fmt.Sprintf("?after=%s:%d", init.Epoch, last))
 			reconnects++
 		}
 	}
@@ -306,7 +447,8 @@ func TestWorkspaceTopicStreamsWithTheSameResumeSemantics(t *testing.T) {
 	}
 	got := ws.until(5*time.Second, func(ev event) bool { return ev.Seq == init.Seq+3 })
 	assert.Len(t, got, 3)
-	conn2, _, err := websocket.DefaultDialer.Dial(base+e.token+"&after="+fmt.Sprint(init.Seq+1), nil)
+	require.NotEmpty(t, init.Epoch)
+	conn2, _, err := websocket.DefaultDialer.Dial(base+e.token+"&after="+init.Epoch+":"+fmt.Sprint(init.Seq+1), nil)
 	require.NoError(t, err)
 	defer conn2.Close()
 	rest := (&socket{t: t, conn: conn2}).until(5*time.Second, func(ev event) bool { return ev.Seq == init.Seq+3 })

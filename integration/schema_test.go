@@ -34,11 +34,13 @@ func validateEvent(t testing.TB, raw []byte) {
 }
 
 func TestEventSchemaRejectsMalformedEvents(t *testing.T) {
-	validateEvent(t, []byte(`{"type":"status","seq":3,"id":"x","ts":"2026-11-22T10:00:00Z","status":"idle"}`))
+	validateEvent(t, []byte(`{"type":"status","seq":3,"epoch":"k3v9","id":"x","ts":"2026-11-22T10:00:00Z","status":"idle"}`))
 	for _, bad := range []string{
-		`{"type":"status","seq":3,"id":"x","ts":"2026-11-22T10:00:00Z","status":"sleeping"}`,
-		`{"type":"stream","seq":3,"id":"x","ts":"2026-11-22T10:00:00Z","delta":"hi"}`,
-		`{"type":"approval_needed","seq":3,"id":"x","ts":"2026-11-22T10:00:00Z","tool_call_id":"c","tool":"t","arguments":"{}","mode":"auto"}`,
+		`{"type":"status","seq":3,"epoch":"k3v9","id":"x","ts":"2026-11-22T10:00:00Z","status":"sleeping"}`,
+		`{"type":"status","seq":3,"id":"x","ts":"2026-11-22T10:00:00Z","status":"idle"}`,
+		`{"type":"stream","seq":3,"epoch":"k3v9","id":"x","ts":"2026-11-22T10:00:00Z","delta":"hi"}`,
+		`{"type":"approval_needed","seq":3,"epoch":"k3v9","id":"x","ts":"2026-11-22T10:00:00Z","tool_call_id":"c","tool":"t","arguments":"{}","mode":"auto"}`,
+		`{"type":"init","seq":0,"workspace":{}}`,
 		`{"type":"teleport"}`,
 		`{"seq":1}`,
 	} {

@@ -1,15 +1,19 @@
 // Package events is the event bus between the workers that produce conversation events and
-// the API processes that relay them to clients. Each topic (an agent, later a workspace) has
-// a strictly increasing seq, a bounded log in a Redis Stream for resume, and a pub/sub
-// channel for live delivery; one Lua script does all three atomically.
+// the API processes that relay them to clients. Each topic (an agent, a workspace) has a
+// strictly increasing seq within an epoch, a bounded log in a Redis Stream for resume, and a
+// pub/sub channel for live delivery; one Lua script does all three atomically. A new epoch
+// starts whenever the topic's counter is missing (new topic, or Redis lost its data), so a
+// resume cursor from the old numbering is recognised instead of being read as the new one.
 package events
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -62,17 +66,26 @@ var publishLua string
 
 var publishScript = redis.NewScript(publishLua)
 
-func (b *Bus) keys(topic string) (seqKey, logKey, channel, dedupPrefix string) {
-	// The hash tag keeps a topic's keys in one cluster slot, as the script requires.
-	base := b.opts.Prefix + "{" + topic + "}"
-	return base + ":seq", base + ":log", base + ":live", base + ":ev:"
+type topicKeys struct {
+	seq, epoch, log, channel, dedupPrefix string
 }
 
+func (b *Bus) keys(topic string) topicKeys {
+	// The hash tag keeps a topic's keys in one cluster slot, as the script requires.
+	base := b.opts.Prefix + "{" + topic + "}"
+	return topicKeys{seq: base + ":seq", epoch: base + ":epoch", log: base + ":log", channel: base + ":live", dedupPrefix: base + ":ev:"}
+}
+
+// newEpoch is the epoch the script starts when a topic has none. Random, so a topic whose
+// data Redis lost never gets its old epoch back.
+func newEpoch() string { return strconv.FormatUint(rand.Uint64(), 36) }
+
 // Publish appends the event to the topic's log and notifies live subscribers, returning its
-// seq. Publishing an event ID seen within DedupTTL returns the original seq and adds nothing.
-func (b *Bus) Publish(ctx context.Context, topic string, ev Event) (int64, error) {
+// position. Publishing an event ID seen within DedupTTL (in the same epoch) returns the
+// original position and adds nothing.
+func (b *Bus) Publish(ctx context.Context, topic string, ev Event) (Cursor, error) {
 	if ev.Type == "" {
-		return 0, errors.New("events: event without type")
+		return Cursor{}, errors.New("events: event without type")
 	}
 	body := make(map[string]any, len(ev.Fields)+3)
 	for k, v := range ev.Fields {
@@ -83,17 +96,17 @@ func (b *Bus) Publish(ctx context.Context, topic string, ev Event) (int64, error
 	body["ts"] = time.Now().UTC().Format(time.RFC3339Nano)
 	raw, err := json.Marshal(body)
 	if err != nil {
-		return 0, fmt.Errorf("events: encode %s: %w", ev.Type, err)
+		return Cursor{}, fmt.Errorf("events: encode %s: %w", ev.Type, err)
 	}
-	seqKey, logKey, channel, dedupPrefix := b.keys(topic)
+	k := b.keys(topic)
 	dedupKey := ""
 	if ev.ID != "" {
-		dedupKey = dedupPrefix + ev.ID
+		dedupKey = k.dedupPrefix + ev.ID
 	}
-	res, err := b.pipe.run(ctx, []string{seqKey, logKey, dedupKey},
-		channel, string(raw), b.opts.LogMaxLen, int64(b.opts.LogTTL/time.Second), int64(b.opts.DedupTTL/time.Second))
+	res, err := b.pipe.run(ctx, []string{k.seq, k.epoch, k.log, dedupKey},
+		k.channel, string(raw), b.opts.LogMaxLen, int64(b.opts.LogTTL/time.Second), int64(b.opts.DedupTTL/time.Second), newEpoch())
 	if err != nil {
-		return 0, fmt.Errorf("events: publish %s: %w", ev.Type, err)
+		return Cursor{}, fmt.Errorf("events: publish %s: %w", ev.Type, err)
 	}
 	return res, nil
 }
@@ -101,47 +114,137 @@ func (b *Bus) Publish(ctx context.Context, topic string, ev Event) (int64, error
 // Close stops the publish pipeline; call it before closing the Redis client.
 func (b *Bus) Close() { b.pipe.close() }
 
-// Raw is one event as it travels on the wire, with its seq parsed out.
+// Raw is one event as it travels on the wire, with its position parsed out.
 type Raw struct {
-	Seq  int64
-	JSON []byte
+	Seq   int64
+	Epoch string // "" only for events logged before epochs existed
+	JSON  []byte
 }
 
-// LastSeq is the newest seq of a topic (0 when nothing was published).
-func (b *Bus) LastSeq(ctx context.Context, topic string) (int64, error) {
-	seqKey, _, _, _ := b.keys(topic)
-	n, err := b.rdb.Get(ctx, seqKey).Int64()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
+// Cursor is a position in a topic: an epoch and a seq within it. Its text form, the resume
+// cursor clients send back, is "<epoch>:<seq>".
+type Cursor struct {
+	Epoch string
+	Seq   int64
+}
+
+// String is the cursor's wire form; a cursor without epoch prints as a bare seq.
+func (c Cursor) String() string {
+	if c.Epoch == "" {
+		return strconv.FormatInt(c.Seq, 10)
 	}
-	return n, err
+	return c.Epoch + ":" + strconv.FormatInt(c.Seq, 10)
 }
 
-// Since returns the logged events with seq > after, oldest first, and whether the log still
-// reaches back to after+1 (false: events were trimmed and the client must resynchronise).
-func (b *Bus) Since(ctx context.Context, topic string, after int64) ([]Raw, bool, error) {
-	_, logKey, _, _ := b.keys(topic)
-	entries, err := b.rdb.XRange(ctx, logKey, "("+strconv.FormatInt(after, 10)+"-0", "+").Result()
+// ParseCursor reads "<epoch>:<seq>", or a bare "<seq>" from clients older than epochs: that
+// one has no epoch, so it can never be confirmed and resumes nothing (the client gets init).
+func ParseCursor(s string) (Cursor, error) {
+	epoch, seq, found := strings.Cut(s, ":")
+	if !found {
+		epoch, seq = "", s
+	} else if !validEpoch(epoch) {
+		return Cursor{}, errors.New("events: bad cursor epoch")
+	}
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil || n < 0 {
+		return Cursor{}, errors.New("events: bad cursor seq")
+	}
+	return Cursor{Epoch: epoch, Seq: n}, nil
+}
+
+func validEpoch(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// Head is the topic's current position: its epoch and newest seq (0 when nothing was
+// published in this epoch). A topic without an epoch (new, or its data lost) gets one now,
+// so every cursor the API hands out names an epoch.
+func (b *Bus) Head(ctx context.Context, topic string) (Cursor, error) {
+	k := b.keys(topic)
+	res, err := publishScript.Run(ctx, b.rdb, []string{k.seq, k.epoch, k.log, ""}, k.channel, "", 0, 0, 0, newEpoch()).Slice()
 	if err != nil {
-		return nil, false, err
+		return Cursor{}, fmt.Errorf("events: head: %w", err)
 	}
-	out := make([]Raw, 0, len(entries))
-	for _, e := range entries {
+	return scriptCursor(res)
+}
+
+// scriptCursor reads the script's {seq, epoch} reply.
+func scriptCursor(res []any) (Cursor, error) {
+	if len(res) != 2 {
+		return Cursor{}, fmt.Errorf("events: unexpected script reply %v", res)
+	}
+	seq, ok1 := res[0].(int64)
+	epoch, ok2 := res[1].(string)
+	if !ok1 || !ok2 {
+		return Cursor{}, fmt.Errorf("events: unexpected script reply %v", res)
+	}
+	return Cursor{Epoch: epoch, Seq: seq}, nil
+}
+
+// Since returns the logged events after `from`, oldest first, the topic's head, and whether
+// they are exactly what the client missed. Not complete (the client must resynchronise with a
+// fresh init) when `from` has no epoch or another epoch than the topic's (Redis lost its data
+// and numbering restarted), or when events after `from` were trimmed or expired from the log.
+func (b *Bus) Since(ctx context.Context, topic string, from Cursor) ([]Raw, Cursor, bool, error) {
+	k := b.keys(topic)
+	var rng *redis.XMessageSliceCmd
+	var head *redis.SliceCmd
+	// One MULTI: the log and the head are read at the same instant.
+	_, err := b.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		rng = p.XRange(ctx, k.log, "("+strconv.FormatInt(from.Seq, 10)+"-0", "+")
+		head = p.MGet(ctx, k.seq, k.epoch)
+		return nil
+	})
+	if err != nil {
+		return nil, Cursor{}, false, err
+	}
+	var h Cursor
+	if v := head.Val(); len(v) == 2 {
+		if s, ok := v[0].(string); ok {
+			h.Seq, _ = strconv.ParseInt(s, 10, 64)
+		}
+		h.Epoch, _ = v[1].(string)
+	}
+	if from.Epoch == "" || from.Epoch != h.Epoch || h.Seq < from.Seq {
+		return nil, h, false, nil
+	}
+	out, err := raws(rng.Val())
+	if err != nil {
+		return nil, h, false, err
+	}
+	for _, r := range out {
+		// No epoch: written by a publisher older than epochs, which counts on the same counter.
+		if r.Epoch != h.Epoch && r.Epoch != "" {
+			return nil, h, false, nil
+		}
+	}
+	// Nothing logged after `from` is complete only when nothing was published after it.
+	complete := len(out) == 0 && h.Seq == from.Seq || len(out) > 0 && out[0].Seq == from.Seq+1
+	return out, h, complete, nil
+}
+
+func raws(entries []redis.XMessage) ([]Raw, error) {
+	out := make([]Raw, len(entries))
+	for i, e := range entries {
 		seq, err := streamSeq(e.ID)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		s, _ := e.Values["e"].(string)
-		out = append(out, Raw{Seq: seq, JSON: []byte(s)})
+		out[i] = Raw{Seq: seq, JSON: []byte(s)}
+		if pos, err := PeekCursor(out[i].JSON); err == nil {
+			out[i].Epoch = pos.Epoch
+		}
 	}
-	last, err := b.LastSeq(ctx, topic)
-	if err != nil {
-		return nil, false, err
-	}
-	// Incomplete when events after `after` were trimmed, and when the topic's counter is behind
-	// the client (Redis lost its data and restarted numbering): both need a fresh snapshot.
-	complete := last >= after && (len(out) == 0 || out[0].Seq == after+1)
-	return out, complete, nil
+	return out, nil
 }
 
 func streamSeq(id string) (int64, error) {
@@ -149,18 +252,31 @@ func streamSeq(id string) (int64, error) {
 	return strconv.ParseInt(ms, 10, 64)
 }
 
-// PeekSeq reads the seq of a wire event without decoding the rest. The script always writes
-// it first: {"seq":N,...}.
-func PeekSeq(raw []byte) (int64, error) {
-	const head = `{"seq":`
+// PeekCursor reads the seq and epoch of a wire event without decoding the rest. The script
+// always writes them first: {"seq":N,"epoch":"E",...} (events logged before epochs existed
+// have only the seq; their epoch is "").
+func PeekCursor(raw []byte) (Cursor, error) {
+	const head, epochHead = `{"seq":`, `,"epoch":"`
 	if len(raw) < len(head) || string(raw[:len(head)]) != head {
-		return 0, errors.New("events: no seq")
+		return Cursor{}, errors.New("events: no seq")
 	}
 	end := len(head)
 	for end < len(raw) && raw[end] >= '0' && raw[end] <= '9' {
 		end++
 	}
-	return strconv.ParseInt(string(raw[len(head):end]), 10, 64)
+	seq, err := strconv.ParseInt(string(raw[len(head):end]), 10, 64)
+	if err != nil {
+		return Cursor{}, err
+	}
+	c := Cursor{Seq: seq}
+	rest := raw[end:]
+	if len(rest) >= len(epochHead) && string(rest[:len(epochHead)]) == epochHead {
+		rest = rest[len(epochHead):]
+		if n := bytes.IndexByte(rest[:min(len(rest), 40)], '"'); n > 0 {
+			c.Epoch = string(rest[:n])
+		}
+	}
+	return c, nil
 }
 
 // Ping checks Redis answers.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -94,11 +95,11 @@ func (h *Hub) run() {
 				close(c)
 			}
 		case *redis.Message:
-			seq, err := PeekSeq([]byte(m.Payload))
+			pos, err := PeekCursor([]byte(m.Payload))
 			if err != nil {
 				continue
 			}
-			raw := Raw{Seq: seq, JSON: []byte(m.Payload)}
+			raw := Raw{Seq: pos.Seq, Epoch: pos.Epoch, JSON: []byte(m.Payload)}
 			h.mu.Lock()
 			for l := range h.listeners[m.Channel] {
 				l.deliver(raw)
@@ -112,7 +113,7 @@ func (h *Hub) run() {
 // topic's subscription, so every event published afterwards reaches the listener (or its
 // overflow), and the caller may read the log without missing anything in between.
 func (h *Hub) Subscribe(ctx context.Context, topic string, size int) (*Listener, error) {
-	_, _, channel, _ := h.bus.keys(topic)
+	channel := h.bus.keys(topic).channel
 	l := &Listener{Ready: make(chan struct{}, 1), limit: size, Overflow: make(chan struct{}), Resync: make(chan struct{}, 1), channel: channel}
 	h.mu.Lock()
 	if h.closed {
@@ -179,22 +180,18 @@ func (h *Hub) Close() error {
 	return h.ps.Close()
 }
 
-// Tail returns up to n of the newest logged events of a topic, oldest first.
+// Tail returns up to n of the newest logged events of a topic, oldest first. The log holds
+// one epoch (a new epoch starts with an empty log).
 func (b *Bus) Tail(ctx context.Context, topic string, n int64) ([]Raw, error) {
-	_, logKey, _, _ := b.keys(topic)
-	entries, err := b.rdb.XRevRangeN(ctx, logKey, "+", "-", n).Result()
+	entries, err := b.rdb.XRevRangeN(ctx, b.keys(topic).log, "+", "-", n).Result()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Raw, len(entries))
-	for i, e := range entries {
-		seq, err := streamSeq(e.ID)
-		if err != nil {
-			return nil, err
-		}
-		s, _ := e.Values["e"].(string)
-		out[len(entries)-1-i] = Raw{Seq: seq, JSON: []byte(s)}
+	out, err := raws(entries)
+	if err != nil {
+		return nil, err
 	}
+	slices.Reverse(out)
 	return out, nil
 }
 

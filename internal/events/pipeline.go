@@ -21,7 +21,7 @@ const (
 type publishCall struct {
 	keys []string
 	args []any
-	seq  int64
+	pos  Cursor
 	err  error
 	done chan struct{}
 }
@@ -40,7 +40,7 @@ func newPipeline(rdb *redis.Client) *pipeline {
 }
 
 // run queues one script call and waits for its result or ctx.
-func (p *pipeline) run(ctx context.Context, keys []string, args ...any) (int64, error) {
+func (p *pipeline) run(ctx context.Context, keys []string, args ...any) (Cursor, error) {
 	p.start.Do(func() {
 		for i := 0; i < flushers; i++ {
 			p.wg.Add(1)
@@ -50,7 +50,7 @@ func (p *pipeline) run(ctx context.Context, keys []string, args ...any) (int64, 
 	c := &publishCall{keys: keys, args: args, done: make(chan struct{})}
 	select {
 	case <-p.stop: // checked first: the selects below choose at random among ready cases
-		return 0, redis.ErrClosed
+		return Cursor{}, redis.ErrClosed
 	default:
 	}
 	// When a pipeline slot is free the caller sends its own call (with whatever is queued)
@@ -60,31 +60,31 @@ func (p *pipeline) run(ctx context.Context, keys []string, args ...any) (int64, 
 		batch := p.drain([]*publishCall{c})
 		p.exec(batch)
 		<-p.slots
-		return c.seq, c.err
+		return c.pos, c.err
 	case <-p.stop:
-		return 0, redis.ErrClosed
+		return Cursor{}, redis.ErrClosed
 	default:
 	}
 	select {
 	case p.calls <- c:
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return Cursor{}, ctx.Err()
 	case <-p.stop:
-		return 0, redis.ErrClosed
+		return Cursor{}, redis.ErrClosed
 	}
 	select {
 	case <-c.done:
-		return c.seq, c.err
+		return c.pos, c.err
 	case <-p.stop:
 		select {
 		case <-c.done:
-			return c.seq, c.err
+			return c.pos, c.err
 		default:
-			return 0, redis.ErrClosed
+			return Cursor{}, redis.ErrClosed
 		}
 	case <-ctx.Done():
 		// The event may still be published; its ID makes a retry harmless.
-		return 0, ctx.Err()
+		return Cursor{}, ctx.Err()
 	}
 }
 
@@ -142,7 +142,10 @@ func (p *pipeline) exec(batch []*publishCall) {
 		})
 	}
 	for i, c := range batch {
-		c.seq, c.err = cmds[i].Int64()
+		var res []any
+		if res, c.err = cmds[i].Slice(); c.err == nil {
+			c.pos, c.err = scriptCursor(res)
+		}
 		close(c.done)
 	}
 }

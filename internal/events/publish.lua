@@ -1,18 +1,41 @@
--- KEYS[1] seq counter, KEYS[2] log stream, KEYS[3] dedup key ('' when the event has no ID)
--- ARGV[1] live channel, ARGV[2] event JSON object without seq, ARGV[3] log max length,
--- ARGV[4] log TTL seconds (the seq counter never expires: seqs must not restart), ARGV[5] dedup TTL seconds
--- Returns the event's seq. Append + notify happen in one atomic step, so a subscriber that
--- sees seq N live can always find seq N-1 in the log.
-if KEYS[3] ~= '' then
-  local seen = redis.call('GET', KEYS[3])
-  if seen then return tonumber(seen) end
+-- KEYS[1] seq counter, KEYS[2] epoch, KEYS[3] log stream, KEYS[4] dedup key ('' when the event has no ID)
+-- ARGV[1] live channel, ARGV[2] event JSON object without seq ('' only reads the head),
+-- ARGV[3] log max length, ARGV[4] log TTL seconds (counter and epoch never expire: a seq must not
+-- restart within an epoch), ARGV[5] dedup TTL seconds, ARGV[6] the epoch to start if there is none
+-- Returns {seq, epoch}: the event's, or the topic's head when ARGV[2] is ''. Append + notify
+-- happen in one atomic step, so a subscriber that sees seq N live can always find seq N-1 in the log.
+local seq = redis.call('GET', KEYS[1])
+local epoch = redis.call('GET', KEYS[2])
+local restarted = not seq
+if restarted or not epoch then
+  -- The counter or its epoch is missing: the topic is new, or Redis lost its data. A new epoch
+  -- starts, so a cursor from the old numbering is never mistaken for the new one.
+  epoch = ARGV[6]
+  redis.call('SET', KEYS[2], epoch)
+  if restarted then
+    seq = 0
+    redis.call('SET', KEYS[1], 0)
+    redis.call('DEL', KEYS[3]) -- whatever is left of the log belongs to the lost numbering
+  end
 end
-local seq = redis.call('INCR', KEYS[1])
-local event = '{"seq":' .. seq .. ',' .. string.sub(ARGV[2], 2)
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'e', event)
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-if KEYS[3] ~= '' then
-  redis.call('SET', KEYS[3], seq, 'EX', ARGV[5])
+if ARGV[2] == '' then
+  return {tonumber(seq), epoch}
+end
+if KEYS[4] ~= '' then
+  local seen = redis.call('GET', KEYS[4])
+  if seen then
+    local e, s = string.match(seen, '^(.*):(%d+)$')
+    if e == epoch then return {tonumber(s), epoch} end
+    -- A bare seq was written before epochs existed: it counts while that counter lives on.
+    if not e and not restarted then return {tonumber(seen), epoch} end
+  end
+end
+seq = redis.call('INCR', KEYS[1])
+local event = '{"seq":' .. seq .. ',"epoch":"' .. epoch .. '",' .. string.sub(ARGV[2], 2)
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'e', event)
+redis.call('EXPIRE', KEYS[3], ARGV[4])
+if KEYS[4] ~= '' then
+  redis.call('SET', KEYS[4], epoch .. ':' .. seq, 'EX', ARGV[5])
 end
 redis.call('PUBLISH', ARGV[1], event)
-return seq
+return {seq, epoch}

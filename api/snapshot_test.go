@@ -1,0 +1,58 @@
+package api
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/sapagent/sapagent/internal/events"
+)
+
+// logOf numbers events of one epoch from seq `first`.
+func logOf(epoch string, first int64, bodies ...string) []events.Raw {
+	out := make([]events.Raw, len(bodies))
+	for i, b := range bodies {
+		seq := first + int64(i)
+		out[i] = events.Raw{Seq: seq, Epoch: epoch, JSON: []byte(fmt.Sprintf(`{"seq":%d,"epoch":%q,%s}`, seq, epoch, b))}
+	}
+	return out
+}
+
+func TestPartialsSayWhenTheirBeginningIsMissing(t *testing.T) {
+	const user = `"type":"message","message":{"role":"user"}`
+	delta := func(id, text string) string {
+		return fmt.Sprintf(`"type":"stream","message_id":%q,"delta":%q`, id, text)
+	}
+	head := func(seq int64) events.Cursor { return events.Cursor{Epoch: "e2", Seq: seq} }
+
+	// The log reaches back to the turn's start: the text is whole.
+	got := partialsOf(logOf("e2", 1, user, `"type":"status","status":"active"`, delta("m", "Hel"), delta("m", "lo")), head(4))
+	assert.Equal(t, []partial{{MessageID: "m", Text: "Hello"}}, got)
+
+	// Redis lost its data mid-reply: the new epoch starts with a delta (and the title, which is
+	// published while the first reply streams, proves nothing).
+	got = partialsOf(logOf("e2", 1, delta("m", "lo"), `"type":"title_update","title":"Greeting"`, delta("m", " there")), head(3))
+	assert.Equal(t, []partial{{MessageID: "m", Text: "lo there", Incomplete: true}}, got)
+
+	// A later step of the same turn began inside the window: whole, even though the window
+	// starts in the middle of the previous step.
+	got = partialsOf(logOf("e2", 1, delta("m1", "x"), `"type":"stream_end","message_id":"m1"`,
+		`"type":"tool_update","tool_call_id":"c","tool":"t","status":"done"`, delta("m2", "All done")), head(4))
+	assert.Equal(t, []partial{{MessageID: "m2", Text: "All done"}}, got)
+
+	// A retry starts the message over: what follows it is whole, and listed once.
+	got = partialsOf(logOf("e2", 1, delta("m", "Hel"), `"type":"retry","message_id":"m","attempt":2`, delta("m", "Hi")), head(3))
+	assert.Equal(t, []partial{{MessageID: "m", Text: "Hi"}}, got)
+
+	// Reasoning that began before the window makes the partial incomplete too.
+	got = partialsOf(logOf("e2", 1, `"type":"thinking","message_id":"m","delta":"ledger"`,
+		`"type":"thinking_end","message_id":"m","size":6`, delta("m", "Use 0L")), head(3))
+	assert.Equal(t, []partial{{MessageID: "m", Text: "Use 0L", Reasoning: "ledger", Incomplete: true}}, got)
+
+	// Events past the head, or of another epoch, are not part of the snapshot.
+	got = partialsOf(append(logOf("e1", 1, user), logOf("e2", 1, delta("m", "new"))...), head(1))
+	assert.Equal(t, []partial{{MessageID: "m", Text: "new", Incomplete: true}}, got)
+	got = partialsOf(logOf("e2", 1, user, delta("m", "a"), delta("m", "b")), head(2))
+	assert.Equal(t, []partial{{MessageID: "m", Text: "a"}}, got)
+}
