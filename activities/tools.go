@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
@@ -57,7 +58,10 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 
 	start := time.Now()
 	defer heartbeatEvery(ctx, toolHeartbeat)()
-	content, toolErr := a.runTool(ctx, agent, in.UserID, in.Call)
+	// Every write the call sends carries <agent>/<call>/<n>: a retry repeats the same keys, and
+	// the connector answers them from memory instead of writing again. Call IDs are unique only
+	// within a conversation, hence the agent.
+	content, toolErr := a.runTool(sap.WithIdempotencyKey(ctx, in.AgentID+"/"+in.Call.ID), agent, in.UserID, in.Call)
 	elapsed := time.Since(start)
 
 	// From here on only bookkeeping: it is retried for a while and never fails the activity.
