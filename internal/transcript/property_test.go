@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sapagent/sapagent/internal/store"
@@ -144,5 +145,28 @@ func TestPropertyPlansCutAtTurnBoundaries(t *testing.T) {
 		}
 		res := Build(Request{System: "s", CoveredThrough: p.Through, History: h.msgs, Budget: 1 << 30})
 		require.Equal(t, p.Through+1, res.FirstSeq, name)
+	}
+}
+
+// After a compaction planned with KeepTokens, the next request holds every turn after the
+// summary (even with the largest summary): the model is not left without recent turns, and
+// compaction is not due again at once.
+func TestPropertyAfterCompactionTheWindowFits(t *testing.T) {
+	for seed := uint64(0); seed < 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 13))
+		h, _ := randomTranscript(r)
+		system := "You are sapagent. " + strings.Repeat("rule ", r.IntN(400))
+		tools, budget := r.IntN(3000), 6000+r.IntN(40000)
+		fixed := MessagesTokens([]openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}) + tools
+		p := Plan(h.msgs, 0, KeepTokens(budget, fixed))
+		if len(p.Older) == 0 {
+			continue
+		}
+		summary := Truncate(strings.Repeat("The user read KNA1 and MARA. ", 2000), MaxSummaryTokens(budget))
+		res := Build(Request{System: system, Summary: summary, CoveredThrough: p.Through, History: h.msgs, Budget: budget, ToolTokens: tools})
+		name := fmt.Sprintf("seed %d", seed)
+		require.False(t, res.Omitted, name)
+		require.Equal(t, p.Through+1, res.FirstSeq, name)
+		require.LessOrEqual(t, res.Tokens, budget, name)
 	}
 }
