@@ -46,6 +46,7 @@ func (a *Activities) Register(r workflows.Registry) {
 	workflows.PublishEvent.Register(r, a.PublishEvent)
 	workflows.GenerateTitle.Register(r, a.GenerateTitle)
 	workflows.ParkMessage.Register(r, a.ParkMessage)
+	workflows.CompactConversation.Register(r, a.CompactConversation)
 }
 
 // LoadConversation returns the last message seq stored for the agent.

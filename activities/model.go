@@ -23,9 +23,6 @@ import (
 	"github.com/sapagent/sapagent/workflows"
 )
 
-// maxTranscript bounds how many stored messages a reply reads.
-const maxTranscript = 1000
-
 // modelHeartbeat is how often the model activity tells Temporal it is alive, from its first
 // moment (a slow first token or a long transcript load must not look like a crash; the
 // workflow's heartbeat timeout is 3 s) and how a stop reaches it.
@@ -70,12 +67,11 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	if err != nil {
 		return workflows.TurnResult{}, fmt.Errorf("load connections: %w", err)
 	}
-	history, err := a.Store.ListMessages(ctx, agentID, 0, maxTranscript)
+	offered := a.modelTools(len(conns))
+	// The newest turns that fit the model's context, after the latest summary of older ones.
+	win, err := a.contextWindow(ctx, agentID, a.systemPrompt(agent.WorkspaceID, conns), offered, modelRef)
 	if err != nil {
-		return workflows.TurnResult{}, fmt.Errorf("load transcript: %w", err)
-	}
-	if err := a.expandStoredOutputs(ctx, agentID, history); err != nil {
-		return workflows.TurnResult{}, fmt.Errorf("load tool outputs: %w", err)
+		return workflows.TurnResult{}, err
 	}
 
 	// run names this attempt in event IDs: Temporal's attempt within the workflow's try.
@@ -92,8 +88,8 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 
 	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
 		Model:         model,
-		Messages:      transcript(a.systemPrompt(agent.WorkspaceID, conns), history),
-		Tools:         a.modelTools(len(conns)),
+		Messages:      win.Messages,
+		Tools:         offered,
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	})
@@ -176,7 +172,9 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	}
 	// Another attempt may have stored its reply first (a worker thought dead that was not):
 	// what is stored is the answer.
-	return a.storedReply(ctx, topic, saved, in.Policy), nil
+	res := a.storedReply(ctx, topic, saved, in.Policy)
+	res.RequestTokens, res.Compact = win.Tokens, win.Omitted
+	return res, nil
 }
 
 // storedReply announces a stored reply (event IDs make a repeat a no-op) and returns it as the
@@ -239,40 +237,6 @@ func classifyCalls(calls []workflows.ToolCall, policy tools.Policy) []workflows.
 			c.Mode = string(mode)
 		}
 		out[i] = c
-	}
-	return out
-}
-
-// transcript turns stored messages into the model's input. An assistant tool call is sent only
-// together with its result, so an interrupted step never makes the request invalid.
-func transcript(system string, history []store.Message) []openai.ChatCompletionMessage {
-	answered := map[string]bool{}
-	for _, m := range history {
-		if m.Role == "tool" {
-			answered[m.ToolCallID] = true
-		}
-	}
-	out := make([]openai.ChatCompletionMessage, 0, len(history)+1)
-	out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
-	for _, m := range history {
-		switch m.Role {
-		case "user":
-			out = append(out, openai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
-		case "assistant":
-			msg := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
-			for _, p := range parseParts(m.Parts) {
-				if p.Type == "tool_call" && answered[p.ID] {
-					msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: p.ID, Type: openai.ToolTypeFunction,
-						Function: openai.FunctionCall{Name: p.Name, Arguments: p.Arguments}})
-				}
-			}
-			if msg.Content == "" && len(msg.ToolCalls) == 0 {
-				continue
-			}
-			out = append(out, msg)
-		case "tool":
-			out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: m.ToolCallID, Content: m.Content})
-		}
 	}
 	return out
 }

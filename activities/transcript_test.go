@@ -19,15 +19,3 @@ func TestStoredOutputsAreFoundInJsonbFormattedParts(t *testing.T) {
 	}
 	assert.Equal(t, []string{"big"}, storedOutputs(history))
 }
-
-func TestTranscriptSendsOnlyAnsweredToolCalls(t *testing.T) {
-	history := []store.Message{
-		{Role: "user", Content: "hi"},
-		{Role: "assistant", Parts: json.RawMessage(`[{"type": "tool_call", "id": "c1", "name": "list_notes", "arguments": "{}"}, {"type": "tool_call", "id": "c2", "name": "save_note", "arguments": "{}"}]`)},
-		{Role: "tool", ToolCallID: "c1", Content: "[]"},
-	}
-	msgs := transcript("system prompt", history)
-	assert.Len(t, msgs, 4) // system, user, assistant, tool
-	assert.Len(t, msgs[2].ToolCalls, 1, "the unanswered call (interrupted step) is left out")
-	assert.Equal(t, "c1", msgs[2].ToolCalls[0].ID)
-}

@@ -27,10 +27,11 @@ type partial struct {
 	Incomplete bool   `json:"incomplete,omitempty"`
 }
 
-// snapshot is the init frame: stored messages, status and pending approvals from the
-// workflow, and the partial text of a turn that is streaming right now.
+// snapshot is the init frame: the newest stored messages (at most initMessageLimit, in seq
+// order), status and pending approvals from the workflow, and the partial text of a turn that
+// is streaming right now.
 func (s *Server) snapshot(ctx context.Context, agent store.Agent, topic string, head events.Cursor) (gin.H, error) {
-	msgs, err := s.Store.ListMessages(ctx, agent.ID, 0, initMessageLimit)
+	msgs, err := s.Store.ListRecentMessages(ctx, agent.ID, initMessageLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -83,4 +83,6 @@ var (
 	PublishEvent     = Effect[EventInput]{"PublishEvent"}
 	GenerateTitle    = Activity[string, string]{"GenerateTitle"}
 	ParkMessage      = Effect[ParkInput]{"ParkMessage"}
+	// CompactConversation summarises older turns into a summary row (context windows).
+	CompactConversation = Activity[CompactInput, CompactResult]{"CompactConversation"}
 )

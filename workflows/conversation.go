@@ -42,7 +42,11 @@ const (
 	versionCancelTimers = "cancel-await-timers" // idle and approval timers are cancelled when input arrives
 	versionRecordedMode = "tool-modes-recorded" // tool modes come from the model activity's result
 	versionParkQueued   = "park-queued"         // queued messages are parked in Postgres before continue-as-new
+	versionCompaction   = "compaction"          // older turns are summarised when a request left them out
 )
+
+// summaryNamespace derives a summary row's ID from the turn and step it follows.
+var summaryNamespace = uuid.MustParse("9e2b7c1d-5a4f-4e3b-8d6c-1f0a2b3c4d5e")
 
 // replyNamespace derives the assistant message ID from the user message ID, so the ID is
 // deterministic on replay and stable across activity retries.
@@ -338,7 +342,17 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 	turnCtx, cancel := workflow.WithCancel(ctx)
 	c.cancelTurn = cancel
 	defer func() { c.cancelTurn = nil; cancel() }()
+	compactDue := false
+	defer func() {
+		if compactDue && !c.stopped {
+			c.compact(turnCtx, msg, tc.Model)
+		}
+	}()
 	for step := 0; ; step++ {
+		if compactDue && !c.stopped {
+			c.compact(turnCtx, msg, tc.Model)
+		}
+		compactDue = false
 		if step >= c.in.MaxSteps {
 			c.publishError(ctx, msg.ID, fmt.Sprintf("stopped after %d model steps without a final answer (MAX_LOOP_STEPS)", c.in.MaxSteps))
 			break
@@ -352,6 +366,7 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 			c.publishError(ctx, msg.ID, "the model did not answer: "+rootMessage(err))
 			break
 		}
+		compactDue = res.Compact
 		if len(res.ToolCalls) == 0 {
 			break
 		}
@@ -368,6 +383,38 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 		}
 	}
 	c.finishTurn(ctx, msg.ID)
+}
+
+// compact summarises the turns the last model request had to leave out into a summary row the
+// model sees from now on (and the user reads in the transcript). A failure only leaves the
+// window as it is: every request fits the budget without a summary too.
+func (c *conversation) compact(ctx workflow.Context, msg UserMessage, model string) {
+	if workflow.GetVersion(ctx, versionCompaction, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	in := CompactInput{
+		AgentID:   c.in.AgentID,
+		MessageID: uuid.NewSHA1(summaryNamespace, []byte(fmt.Sprintf("%s:%d", msg.ID, c.lastSeq))).String(),
+		Seq:       c.lastSeq + 1,
+		Model:     model,
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		Summary:             "compact context",
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
+			NonRetryableErrorTypes: []string{ErrTypeModelRejected, ErrTypeModelUnavailable, ErrTypeBadInput, "SeqTaken"},
+		},
+	})
+	res, err := CompactConversation.Run(actx, in)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("context not compacted", "error", err)
+		return
+	}
+	if res.Compacted {
+		c.lastSeq = in.Seq
+	}
 }
 
 // modelStep streams one model reply (activity GenerateReply) and returns its tool calls.

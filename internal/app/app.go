@@ -215,7 +215,8 @@ func Models(cfg config.Config) *llm.Registry {
 		if p.Name == "offline" {
 			base = cfg.OfflineLLMURL // the dev stack resolves its address after listening
 		}
-		ps = append(ps, llm.Provider{Name: p.Name, BaseURL: base, APIKey: p.APIKey})
+		ps = append(ps, llm.Provider{Name: p.Name, BaseURL: base, APIKey: p.APIKey,
+			ContextTokens: p.ContextTokens, ModelContextTokens: p.ModelContextTokens})
 	}
 	return llm.NewRegistry(ps...)
 }

@@ -62,6 +62,9 @@ type Config struct {
 	MaxLoopSteps    int           // MAX_LOOP_STEPS
 	ApprovalTimeout time.Duration // APPROVAL_TIMEOUT
 	MaxQueued       int           // MAX_QUEUED_MESSAGES
+	// DefaultContextTokens is the context size of models without a setting of their own
+	// (MODEL_CONTEXT_TOKENS); each Provider carries its resolved sizes.
+	DefaultContextTokens int
 
 	ConnectorTimeout time.Duration // CONNECTOR_TIMEOUT: one connector call
 	DirectCallTools  []string      // DIRECT_CALL_TOOLS: SAP tools offered directly, not only inside execute_code
@@ -85,6 +88,32 @@ type Provider struct {
 	BaseURL string
 	APIKey  string
 	Models  []string // allowed models; empty allows any
+	// ContextTokens is the context size of the provider's models (PROVIDER_<NAME>_CONTEXT_TOKENS,
+	// else MODEL_CONTEXT_TOKENS); ModelContextTokens overrides it per model (MODEL_CONTEXT_LIMITS).
+	ContextTokens      int
+	ModelContextTokens map[string]int
+}
+
+// minContextTokens is the smallest context accepted: below it not even the system prompt and
+// one question fit.
+const minContextTokens = 4096
+
+// ContextTokens is the context size of a "provider:model" reference (MODEL_CONTEXT_TOKENS when
+// nothing more specific is configured).
+func (c Config) ContextTokens(ref string) int {
+	name, model, _ := strings.Cut(ref, ":")
+	for _, p := range c.Providers {
+		if p.Name != name {
+			continue
+		}
+		if n, ok := p.ModelContextTokens[model]; ok {
+			return n
+		}
+		if p.ContextTokens > 0 {
+			return p.ContextTokens
+		}
+	}
+	return c.DefaultContextTokens
 }
 
 // ValidateModel checks a "provider:model" reference against the configured providers.
@@ -183,6 +212,10 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 		{Name: "offline", BaseURL: c.OfflineLLMURL, APIKey: "offline", Models: []string{"sapagent-offline"}},
 	}
 	c.Providers = append(c.Providers, extraProviders(r)...)
+	c.DefaultContextTokens = r.integer("MODEL_CONTEXT_TOKENS", 32000)
+	if err := c.contextSizes(r); err != nil {
+		return Config{}, err
+	}
 	// Without a real key the product talks to the offline model, so a fresh clone works offline.
 	defaultModel := "offline:sapagent-offline"
 	if c.OpenAIAPIKey != "" {
@@ -231,6 +264,52 @@ type reader struct {
 	getenv  func(string) string
 	environ func() []string
 	err     error
+}
+
+// contextSizes resolves each provider's context size (PROVIDER_<NAME>_CONTEXT_TOKENS, else
+// MODEL_CONTEXT_TOKENS) and the per-model list MODEL_CONTEXT_LIMITS ("provider:model=tokens,…").
+func (c *Config) contextSizes(r reader) error {
+	if r.err != nil {
+		return r.err
+	}
+	if c.DefaultContextTokens < minContextTokens {
+		return fmt.Errorf("MODEL_CONTEXT_TOKENS must be at least %d, got %d", minContextTokens, c.DefaultContextTokens)
+	}
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		name := "PROVIDER_" + strings.ToUpper(p.Name) + "_CONTEXT_TOKENS"
+		p.ContextTokens = r.integer(name, c.DefaultContextTokens)
+		if r.err != nil {
+			return r.err
+		}
+		if p.ContextTokens < minContextTokens {
+			return fmt.Errorf("%s must be at least %d, got %d", name, minContextTokens, p.ContextTokens)
+		}
+	}
+	for _, entry := range splitList(r.str("MODEL_CONTEXT_LIMITS", "")) {
+		ref, size, ok := strings.Cut(entry, "=")
+		n, err := strconv.Atoi(strings.TrimSpace(size))
+		ref = strings.TrimSpace(ref)
+		if !ok || err != nil {
+			return fmt.Errorf("MODEL_CONTEXT_LIMITS: %q is not provider:model=tokens", entry)
+		}
+		if n < minContextTokens {
+			return fmt.Errorf("MODEL_CONTEXT_LIMITS: %s must be at least %d tokens, got %d", ref, minContextTokens, n)
+		}
+		if err := c.ValidateModel(ref); err != nil {
+			return fmt.Errorf("MODEL_CONTEXT_LIMITS: %w", err)
+		}
+		name, model, _ := strings.Cut(ref, ":")
+		for i := range c.Providers {
+			if p := &c.Providers[i]; p.Name == name {
+				if p.ModelContextTokens == nil {
+					p.ModelContextTokens = map[string]int{}
+				}
+				p.ModelContextTokens[model] = n
+			}
+		}
+	}
+	return nil
 }
 
 // extraProviders reads PROVIDER_<NAME>_BASE_URL (+ _API_KEY, _MODELS) for any name.

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,4 +137,52 @@ func TestOperatorsAndCodecOriginsAreLists(t *testing.T) {
 	c, err = load(env(nil))
 	require.NoError(t, err)
 	assert.Empty(t, c.Operators, "nobody decodes payloads unless named")
+}
+
+func TestContextSizesPerModelProviderAndDefault(t *testing.T) {
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 32000, c.ContextTokens("offline:sapagent-offline"))
+	assert.Equal(t, 32000, c.ContextTokens("openai:gpt-4o"))
+
+	vars := map[string]string{
+		"MODEL_CONTEXT_TOKENS":            "16000",
+		"PROVIDER_AZURE_BASE_URL":         "https://example.openai.azure.com/v1",
+		"PROVIDER_AZURE_CONTEXT_TOKENS":   "128000",
+		"PROVIDER_OFFLINE_CONTEXT_TOKENS": "8192",
+		"MODEL_CONTEXT_LIMITS":            "openai:gpt-4o=128000, azure:gpt-35-turbo=16385",
+	}
+	environ := func() []string {
+		var out []string
+		for k, v := range vars {
+			out = append(out, k+"="+v)
+		}
+		return out
+	}
+	c, err = loadWith(env(vars), environ)
+	require.NoError(t, err)
+	assert.Equal(t, 128000, c.ContextTokens("openai:gpt-4o"), "the model's own size")
+	assert.Equal(t, 16000, c.ContextTokens("openai:gpt-4o-mini"), "MODEL_CONTEXT_TOKENS")
+	assert.Equal(t, 128000, c.ContextTokens("azure:gpt-4o"), "the provider's size")
+	assert.Equal(t, 16385, c.ContextTokens("azure:gpt-35-turbo"))
+	assert.Equal(t, 8192, c.ContextTokens("offline:sapagent-offline"))
+	assert.Equal(t, 16000, c.ContextTokens("nope:x"))
+}
+
+func TestBadContextSizesNameTheVariable(t *testing.T) {
+	for name, vars := range map[string]map[string]string{
+		"MODEL_CONTEXT_TOKENS":            {"MODEL_CONTEXT_TOKENS": "big"},
+		"MODEL_CONTEXT_TOKENS ":           {"MODEL_CONTEXT_TOKENS": "100"},
+		"PROVIDER_OPENAI_CONTEXT_TOKENS":  {"PROVIDER_OPENAI_CONTEXT_TOKENS": "2000"},
+		"PROVIDER_OFFLINE_CONTEXT_TOKENS": {"PROVIDER_OFFLINE_CONTEXT_TOKENS": "lots"},
+		"MODEL_CONTEXT_LIMITS":            {"MODEL_CONTEXT_LIMITS": "openai:gpt-4o"},
+		"MODEL_CONTEXT_LIMITS ":           {"MODEL_CONTEXT_LIMITS": "openai:gpt-4o=12"},
+		"MODEL_CONTEXT_LIMITS  ":          {"MODEL_CONTEXT_LIMITS": "anthropic:claude=200000"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(env(vars))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), strings.TrimSpace(name))
+		})
+	}
 }

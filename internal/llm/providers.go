@@ -10,11 +10,18 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
+// DefaultContextTokens is the context size assumed for a model nothing is configured for.
+const DefaultContextTokens = 32000
+
 // Provider is one OpenAI-compatible endpoint.
 type Provider struct {
 	Name    string
 	BaseURL string
 	APIKey  string
+	// ContextTokens is the context size of the provider's models (0: DefaultContextTokens);
+	// ModelContextTokens overrides it per model name.
+	ContextTokens      int
+	ModelContextTokens map[string]int
 }
 
 // Registry maps provider names to endpoints and caches one client per provider.
@@ -57,4 +64,24 @@ func (r *Registry) Client(ref string) (*openai.Client, string, error) {
 		return nil, "", fmt.Errorf("unknown model provider %q", provider)
 	}
 	return c, model, nil
+}
+
+// ContextTokens is the context size, in tokens, of a "provider:model" reference: the model's
+// own setting, else its provider's, else DefaultContextTokens. Requests are built to fit it.
+func (r *Registry) ContextTokens(ref string) int {
+	provider, model, err := ParseModel(ref)
+	if err != nil {
+		return DefaultContextTokens
+	}
+	p, ok := r.providers[provider]
+	if !ok {
+		return DefaultContextTokens
+	}
+	if n, ok := p.ModelContextTokens[model]; ok && n > 0 {
+		return n
+	}
+	if p.ContextTokens > 0 {
+		return p.ContextTokens
+	}
+	return DefaultContextTokens
 }

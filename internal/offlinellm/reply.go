@@ -40,6 +40,10 @@ func (s *Server) decide(req *chatRequest) reply {
 		out.Content = titleOf(text)
 		return out
 	}
+	if asksForSummary(msgs) {
+		out.Content = summaryOf(text)
+		return out
+	}
 	switch last.Role {
 	case "tool":
 		// Rules never fire here, so a tool-calling rule cannot loop on its own result.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -295,4 +296,40 @@ func TestTitleRequestsGetTheFirstWords(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	assert.Equal(t, "Which company codes post to the", resp.Choices[0].Message.Content)
+}
+
+// Compaction asks for a conversation summary; the offline model lists the requests and tools
+// and carries the start of the previous summary, deterministically and briefly.
+func TestSummaryRequestsGetADeterministicSummary(t *testing.T) {
+	c := newClient(t, Options{})
+	var turns strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&turns, "User: message %d\nAssistant called sap_read_table({\"table\":\"KNA1\"})\nTool result: %s\nAssistant: done %d\n",
+			i, strings.Repeat("row ", 500), i)
+	}
+	input := "Previous summary:\nThe user set up the ECC connection.\n\nTurns to summarise:\n" + turns.String() + "User: and the last one\n"
+	req := openai.ChatCompletionRequest{Model: ModelName, Messages: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: "Write the conversation summary that replaces older turns."},
+		{Role: openai.ChatMessageRoleUser, Content: input},
+	}}
+	resp, err := c.CreateChatCompletion(context.Background(), req)
+	require.NoError(t, err)
+	got := resp.Choices[0].Message.Content
+	assert.Equal(t, `Summary of 31 earlier user request(s). Most recently the user asked: "message 24"; "message 25"; `+
+		`"message 26"; "message 27"; "message 28"; "message 29"; "message 30"; "and the last one". `+
+		`Tools called: sap_read_table (30×). Before that: The user set up the ECC connection.`, got)
+	again, err := c.CreateChatCompletion(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, got, again.Choices[0].Message.Content)
+	assert.Empty(t, resp.Choices[0].Message.ToolCalls, "a summary never calls tools")
+}
+
+func TestAConversationWhoseSummaryMentionsSummariesIsAnsweredNormally(t *testing.T) {
+	c := newClient(t, Options{})
+	resp, err := c.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: ModelName, Messages: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: "You are sapagent.\n\nEarlier: the user asked for a conversation summary."},
+		{Role: openai.ChatMessageRoleUser, Content: "hello again"},
+	}})
+	require.NoError(t, err)
+	assert.Contains(t, resp.Choices[0].Message.Content, `You said: "hello again"`)
 }

@@ -170,12 +170,3 @@ func (s *Store) ParkMessage(ctx context.Context, id, agentID uuid.UUID, userID, 
 		ON CONFLICT (id) DO NOTHING`, id, agentID, userID, content)
 	return err
 }
-
-// GetMessage loads one message of an agent; ErrNotFound when it is not stored.
-func (s *Store) GetMessage(ctx context.Context, agentID, id uuid.UUID) (Message, error) {
-	m, err := scanMessage(s.Pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE id = $1 AND agent_id = $2`, id, agentID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return m, ErrNotFound
-	}
-	return m, err
-}
