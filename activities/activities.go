@@ -16,6 +16,7 @@ import (
 	"github.com/sapagent/sapagent/internal/llm"
 	"github.com/sapagent/sapagent/internal/prompt"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -27,10 +28,20 @@ type Activities struct {
 	PrimaryModel string // provider:model used when the agent has no override
 	Log          *slog.Logger
 	SAP          SAP
+	// Tools are the tools this worker offers, classifies and runs; nil means tools.Default().
+	Tools *tools.Registry
 
 	prompts      prompt.Cache
 	codeDocsOnce sync.Once
 	codeDocsText string
+}
+
+// registry is the worker's tool registry.
+func (a *Activities) registry() *tools.Registry {
+	if a.Tools != nil {
+		return a.Tools
+	}
+	return tools.Default()
 }
 
 // Register registers every activity through the workflows' typed contracts, so a signature

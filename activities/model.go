@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sapagent/sapagent/internal/events"
-	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
@@ -157,7 +156,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	for i, c := range assembled {
 		providerIDs[i] = c.ID
 	}
-	toolCalls := decideCalls(msgID, assembled, tools.Policy(in.Policy))
+	toolCalls := decideCalls(a.registry(), msgID, assembled, tools.Policy(in.Policy))
 	if stopped {
 		status, toolCalls = "stopped", nil // half-streamed calls never run
 		ctx = context.WithoutCancel(ctx)
@@ -195,7 +194,7 @@ func (a *Activities) storedReply(ctx context.Context, topic string, m store.Mess
 			stored = append(stored, workflows.ToolCall{ID: p.ID, Name: p.Name, Arguments: p.Arguments})
 		}
 	}
-	res.ToolCalls = classifyCalls(stored, tools.Policy(policy))
+	res.ToolCalls = classifyCalls(a.registry(), stored, tools.Policy(policy))
 	return res
 }
 
@@ -215,17 +214,16 @@ func ProductCallID(replyID uuid.UUID, i int) string {
 }
 
 // decideCalls gives the model's calls the product's IDs and classifies them.
-func decideCalls(replyID uuid.UUID, calls []workflows.ToolCall, policy tools.Policy) []workflows.ToolCall {
+func decideCalls(reg *tools.Registry, replyID uuid.UUID, calls []workflows.ToolCall, policy tools.Policy) []workflows.ToolCall {
 	for i := range calls {
 		calls[i].ID = ProductCallID(replyID, i)
 	}
-	return classifyCalls(calls, policy)
+	return classifyCalls(reg, calls, policy)
 }
 
 // classifyCalls decides each call's mode with this deploy's tool definitions, or why it
 // cannot run. The workflow follows what this returns (it is recorded in history).
-func classifyCalls(calls []workflows.ToolCall, policy tools.Policy) []workflows.ToolCall {
-	reg := tools.Default()
+func classifyCalls(reg *tools.Registry, calls []workflows.ToolCall, policy tools.Policy) []workflows.ToolCall {
 	out := make([]workflows.ToolCall, len(calls))
 	for i, c := range calls {
 		c.Mode, c.Invalid = "", ""
@@ -296,31 +294,14 @@ func assistantParts(reasoning string, reasoningSize int, text string, calls []wo
 	return raw
 }
 
-// modelTools lists the tools the model may call directly: SAP tools only with a connection
-// (and only those allowed outside execute_code), cross-connection tools with two or more, and
-// execute_code documented with every helper it offers.
+// modelTools lists the tools offered to the model, as their definitions' offer rules decide
+// for the workspace's connections and DIRECT_CALL_TOOLS.
 func (a *Activities) modelTools(connections int) []openai.Tool {
-	reg := tools.Default()
 	var out []openai.Tool
-	for _, name := range reg.Names() {
-		d, _ := reg.Get(name)
+	for _, d := range a.registry().Offered(tools.Situation{Connections: connections, DirectCall: a.SAP.DirectCall}) {
 		desc := d.Description + " Returns " + d.ReturnDescription
-		switch {
-		case saptools.Handles(name):
-			if connections == 0 || !a.directAllowed(d) {
-				continue
-			}
-		case saptools.CrossConnection(name):
-			if connections < 2 {
-				continue
-			}
-		case name == tools.ExecuteCode:
-			if connections == 0 {
-				continue
-			}
+		if d.HelperDocs {
 			desc = d.Description + "\n\n" + a.codeDocs()
-		case !d.DirectCallAllowed:
-			continue
 		}
 		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 			Name: d.Name, Description: desc, Parameters: d.Schema(),

@@ -24,33 +24,12 @@ type SAP struct {
 	ScriptLimit script.Limits
 }
 
-// directAllowed says whether the model may call a tool outside execute_code.
-func (a *Activities) directAllowed(d *tools.Definition) bool {
-	return d.DirectCallAllowed || a.SAP.DirectCall[d.Name]
-}
-
 // connections resolves the workspace's connections for the calling user.
 func (a *Activities) connections(ctx context.Context, workspaceID uuid.UUID, user string) ([]saptools.Conn, error) {
 	if a.SAP.Resolver == nil {
 		return nil, errors.New("SAP tools are not configured in this worker")
 	}
 	return a.SAP.Resolver.Connections(ctx, workspaceID, user)
-}
-
-// runSAPTool runs a direct SAP tool call.
-func (a *Activities) runSAPTool(ctx context.Context, agent store.Agent, user string, def *tools.Definition, args map[string]any) (string, error) {
-	if !a.directAllowed(def) {
-		return "", fmt.Errorf("%s is available inside execute_code: call it there as a helper function", def.Name)
-	}
-	conns, err := a.connections(ctx, agent.WorkspaceID, user)
-	if err != nil {
-		return "", err
-	}
-	out, err := saptools.New(conns).Run(ctx, def.Name, args)
-	if err != nil {
-		return "", err
-	}
-	return marshal(out)
 }
 
 // codeResult is what execute_code returns to the model.
@@ -68,16 +47,11 @@ type codeCallRecord struct {
 }
 
 // runCode runs an execute_code script. Its helpers are the execute-code-allowed tools; each
-// nested call is validated against its tool's schema like a direct call. Approval, when a
-// write helper is referenced, was given for the whole script by the workflow.
-func (a *Activities) runCode(ctx context.Context, agent store.Agent, user string, args map[string]any) (string, error) {
-	code, _ := args["code"].(string)
-	reg := tools.Default()
-	conns, err := a.connections(ctx, agent.WorkspaceID, user)
-	if err != nil {
-		return "", err
-	}
-	exec := saptools.New(conns)
+// nested call is validated against its tool's schema like a direct call and runs through its
+// definition with the script's env (one SAP session for the script). Approval, when a write
+// helper is referenced, was given for the whole script by the workflow.
+func (a *Activities) runCode(ctx context.Context, env tools.Env, code string) (string, error) {
+	reg := a.registry()
 	call := func(ctx context.Context, helper string, hargs map[string]any) (any, error) {
 		def, ok := reg.Get(helper)
 		if !ok || !def.ExecuteCodeAllowed {
@@ -91,7 +65,7 @@ func (a *Activities) runCode(ctx context.Context, agent store.Agent, user string
 		if err != nil {
 			return nil, err
 		}
-		out, err := exec.Run(ctx, helper, parsed)
+		out, err := def.Run(ctx, env, parsed)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +95,7 @@ func (a *Activities) runCode(ctx context.Context, agent store.Agent, user string
 // is rendered once.
 func (a *Activities) codeDocs() string {
 	a.codeDocsOnce.Do(func() {
-		a.codeDocsText = script.Documentation(tools.Default().Helpers(), a.SAP.ScriptLimit)
+		a.codeDocsText = script.Documentation(a.registry().Helpers(), a.SAP.ScriptLimit)
 	})
 	return a.codeDocsText
 }
@@ -159,19 +133,4 @@ func (l etlLedger) Record(ctx context.Context, r saptools.Run) error {
 	}
 	return l.st.RecordETLRun(ctx, store.ETLRun{WorkspaceID: l.agent.WorkspaceID, AgentID: l.agent.ID, UserID: l.user, Fingerprint: r.Fingerprint,
 		SourceConnectionID: src, TargetConnectionID: dst, DryRun: r.DryRun, Extracted: r.Extracted, Inserted: r.Inserted, Updated: r.Updated, Failed: r.Failed})
-}
-
-// runCrossTool runs a cross-connection tool.
-func (a *Activities) runCrossTool(ctx context.Context, agent store.Agent, user string, name string, args map[string]any) (string, error) {
-	conns, err := a.connections(ctx, agent.WorkspaceID, user)
-	if err != nil {
-		return "", err
-	}
-	ex := saptools.New(conns)
-	ex.Ledger = etlLedger{st: a.Store, agent: agent, user: user}
-	out, err := ex.RunCross(ctx, name, args)
-	if err != nil {
-		return "", err
-	}
-	return marshal(out)
 }

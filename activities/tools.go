@@ -2,10 +2,8 @@ package activities
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,9 +12,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/sap"
-	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
-	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -35,9 +31,6 @@ const (
 func preview(content string) string {
 	return truncate(content, previewBytes) + fmt.Sprintf("\n[output truncated: %d bytes in total]", len(content))
 }
-
-// noteNamespace derives a note's ID from its tool call, so a retried call saves it once.
-var noteNamespace = uuid.MustParse("0b7d2c1e-3f4a-4e5b-8c6d-7e8f9a0b1c2d")
 
 // ExecuteTool runs one tool call for the user, tells the clients, and records it in the
 // action log. A tool's own failure is a result the model can read (IsError), not an activity
@@ -157,10 +150,10 @@ func heartbeatEvery(ctx context.Context, interval time.Duration) (stop func()) {
 	return func() { once.Do(func() { close(done) }) }
 }
 
-// runTool dispatches a call to its implementation. Arguments were validated by the workflow.
+// runTool runs a call through its definition. Arguments were validated when the call was
+// classified; they are parsed again against this worker's definitions.
 func (a *Activities) runTool(ctx context.Context, agent store.Agent, user string, call workflows.ToolCall) (string, error) {
-	agentID := agent.ID
-	def, ok := tools.Default().Get(call.Name)
+	def, ok := a.registry().Get(call.Name)
 	if !ok {
 		return "", fmt.Errorf("unknown tool %s", call.Name)
 	}
@@ -168,49 +161,14 @@ func (a *Activities) runTool(ctx context.Context, agent store.Agent, user string
 	if err != nil {
 		return "", err
 	}
-	if saptools.Handles(call.Name) {
-		return a.runSAPTool(ctx, agent, user, def, args)
+	if !def.Direct(a.SAP.DirectCall) {
+		return "", fmt.Errorf("%s is available inside execute_code: call it there as a helper function", def.Name)
 	}
-	if saptools.CrossConnection(call.Name) {
-		return a.runCrossTool(ctx, agent, user, call.Name, args)
+	out, err := def.Run(ctx, a.toolEnv(agent, user, call.ID), args)
+	if err != nil {
+		return "", err
 	}
-	switch call.Name {
-	case tools.ExecuteCode:
-		return a.runCode(ctx, agent, user, args)
-	case tools.ListNotes:
-		limit := 20
-		if l, ok := args["limit"].(json.Number); ok {
-			if n, err := l.Int64(); err == nil {
-				limit = int(n)
-			}
-		}
-		notes, err := a.Store.ListNotes(ctx, agentID, limit)
-		if err != nil {
-			return "", err
-		}
-		return marshal(map[string]any{"notes": notes})
-	case tools.SaveNote:
-		draft, _ := args["draft"].(bool)
-		n := store.Note{ID: uuid.NewSHA1(noteNamespace, []byte(agentID.String()+call.ID)), Title: args["title"].(string), Body: args["body"].(string), Draft: draft}
-		if err := a.Store.SaveNote(ctx, agentID, n); err != nil {
-			return "", err
-		}
-		return marshal(map[string]any{"id": n.ID, "title": n.Title, "draft": n.Draft})
-	case tools.ExportNote:
-		notes, err := a.Store.ListNotes(ctx, agentID, 1000)
-		if err != nil {
-			return "", err
-		}
-		var b strings.Builder
-		w := csv.NewWriter(&b)
-		_ = w.Write([]string{"title", "body", "draft", "created_at"})
-		for _, n := range notes {
-			_ = w.Write([]string{n.Title, n.Body, fmt.Sprint(n.Draft), n.CreatedAt.Format(time.RFC3339)})
-		}
-		w.Flush()
-		return marshal(map[string]any{"csv": b.String(), "rows": len(notes)})
-	}
-	return "", fmt.Errorf("tool %s has no implementation", call.Name)
+	return marshal(out)
 }
 
 // SaveToolResults stores a step's results as tool messages, in one batch.

@@ -49,7 +49,7 @@ func BenchmarkReadTableThroughput(b *testing.B) {
 	}
 	through := func(e *Executor) func() int {
 		return func() int {
-			out, err := e.Run(ctx, tools.SAPReadTable, args)
+			out, err := e.ReadTable(ctx, args)
 			if err != nil {
 				b.Fatal(err)
 			}

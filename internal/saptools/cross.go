@@ -10,18 +10,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/etl"
 	"github.com/sapagent/sapagent/internal/sap"
-	"github.com/sapagent/sapagent/internal/tools"
 )
-
-// CrossConnection reports whether name is a cross-connection (ETL) tool.
-func CrossConnection(name string) bool {
-	switch name {
-	case tools.GenerateFieldMapping, tools.PreviewDataTransform, tools.SuggestTransforms, tools.ValidateMigration,
-		tools.ExtractTransformLoad, tools.ReconcileMigration:
-		return true
-	}
-	return false
-}
 
 // Ledger remembers ETL runs, so a load can insist on an earlier successful dry run of the
 // same mapping (stored in Postgres by the worker).
@@ -42,11 +31,8 @@ type Run struct {
 	Failed      int
 }
 
-// RunCross executes a cross-connection tool.
-func (e *Executor) RunCross(ctx context.Context, tool string, args map[string]any) (any, error) {
-	if !CrossConnection(tool) {
-		return nil, ErrUnknownTool
-	}
+// cross runs a cross-connection tool on the source and target connections the arguments name.
+func (e *Executor) cross(args map[string]any, run func(j *job) (any, error)) (any, error) {
 	if len(e.Conns) < 2 {
 		return nil, errors.New("cross-connection tools need two connections in the workspace")
 	}
@@ -61,38 +47,7 @@ func (e *Executor) RunCross(ctx context.Context, tool string, args map[string]an
 	if src.ID == dst.ID {
 		return nil, errors.New("source and target must be different connections")
 	}
-	j := &job{e: e, src: src, dst: dst, where: str(args, "where")}
-	var out any
-	if tool == tools.GenerateFieldMapping {
-		target := upper(args, "target_table")
-		if target == "" {
-			target = upper(args, "source_table")
-		}
-		out, err = j.generateMapping(ctx, upper(args, "source_table"), target)
-	} else {
-		m, merr := mappingArg(args)
-		if merr != nil {
-			return nil, merr
-		}
-		j.m = m
-		switch tool {
-		case tools.SuggestTransforms:
-			out, err = j.suggest(ctx, intArg(args, "sample_size", 50))
-		case tools.ValidateMigration:
-			out, err = j.validate(ctx, intArg(args, "sample_size", 100))
-		case tools.PreviewDataTransform:
-			out, err = j.preview(ctx, intArg(args, "rows", 10))
-		case tools.ExtractTransformLoad:
-			dry, _ := args["dry_run"].(bool)
-			mode := str(args, "mode")
-			if mode == "" {
-				mode = "insert"
-			}
-			out, err = j.load(ctx, dry, mode, intArg(args, "max_rows", 10000))
-		case tools.ReconcileMigration:
-			out, err = j.reconcile(ctx, intArg(args, "sample_size", 200))
-		}
-	}
+	out, err := run(&job{e: e, src: src, dst: dst, where: str(args, "where")})
 	if err != nil {
 		var se *sap.Error
 		if errors.As(err, &se) {
@@ -101,6 +56,61 @@ func (e *Executor) RunCross(ctx context.Context, tool string, args map[string]an
 		return nil, err
 	}
 	return out, nil
+}
+
+// mapped runs a cross-connection tool that works through the mapping argument.
+func (e *Executor) mapped(args map[string]any, run func(j *job) (any, error)) (any, error) {
+	return e.cross(args, func(j *job) (any, error) {
+		m, err := mappingArg(args)
+		if err != nil {
+			return nil, err
+		}
+		j.m = m
+		return run(j)
+	})
+}
+
+// GenerateFieldMapping runs generate_field_mapping.
+func (e *Executor) GenerateFieldMapping(ctx context.Context, args map[string]any) (any, error) {
+	return e.cross(args, func(j *job) (any, error) {
+		target := upper(args, "target_table")
+		if target == "" {
+			target = upper(args, "source_table")
+		}
+		return j.generateMapping(ctx, upper(args, "source_table"), target)
+	})
+}
+
+// SuggestTransforms runs suggest_transforms.
+func (e *Executor) SuggestTransforms(ctx context.Context, args map[string]any) (any, error) {
+	return e.mapped(args, func(j *job) (any, error) { return j.suggest(ctx, intArg(args, "sample_size", 50)) })
+}
+
+// ValidateMigration runs validate_migration.
+func (e *Executor) ValidateMigration(ctx context.Context, args map[string]any) (any, error) {
+	return e.mapped(args, func(j *job) (any, error) { return j.validate(ctx, intArg(args, "sample_size", 100)) })
+}
+
+// PreviewDataTransform runs preview_data_transform.
+func (e *Executor) PreviewDataTransform(ctx context.Context, args map[string]any) (any, error) {
+	return e.mapped(args, func(j *job) (any, error) { return j.preview(ctx, intArg(args, "rows", 10)) })
+}
+
+// ExtractTransformLoad runs extract_transform_load (a dry run, or the load after one).
+func (e *Executor) ExtractTransformLoad(ctx context.Context, args map[string]any) (any, error) {
+	return e.mapped(args, func(j *job) (any, error) {
+		dry, _ := args["dry_run"].(bool)
+		mode := str(args, "mode")
+		if mode == "" {
+			mode = "insert"
+		}
+		return j.load(ctx, dry, mode, intArg(args, "max_rows", 10000))
+	})
+}
+
+// ReconcileMigration runs reconcile_migration.
+func (e *Executor) ReconcileMigration(ctx context.Context, args map[string]any) (any, error) {
+	return e.mapped(args, func(j *job) (any, error) { return j.reconcile(ctx, intArg(args, "sample_size", 200)) })
 }
 
 func (e *Executor) resolveID(args map[string]any, key string) (Conn, error) {

@@ -1,6 +1,7 @@
-// Package saptools executes the sap_* tools against a workspace's connections: it resolves the
+// Package saptools executes the SAP tools against a workspace's connections: it resolves the
 // target connection, turns tool arguments into connector requests and shapes the answers for
-// the model. Definitions and approval modes live in internal/tools (pure); this is the I/O.
+// the model. Definitions, approval modes and offer rules live in internal/tools (pure), whose
+// SAP tools run through tools.SAPExecutor, which Executor implements: one method per tool.
 package saptools
 
 import (
@@ -54,30 +55,16 @@ func (e *Executor) sessionFor(ctx context.Context) string {
 	return e.session
 }
 
-// ErrUnknownTool is returned for names that are not SAP tools.
-var ErrUnknownTool = errors.New("not an SAP tool")
+var _ tools.SAPExecutor = (*Executor)(nil)
 
-// Handles reports whether name is a tool this package runs.
-func Handles(name string) bool {
-	switch name {
-	case tools.SAPSearchIndex, tools.SAPGetTableSchema, tools.SAPReadTable, tools.SAPExecuteRFC, tools.SAPGetFunctionInterface,
-		tools.SAPGetSource, tools.SAPWhereUsed, tools.SAPListCustomObjects, tools.SAPGetSystemInfo:
-		return true
-	}
-	return false
-}
-
-// Run executes one SAP tool with validated arguments and returns a JSON-ready value. Errors
-// are sentences for the model (connector failures go through sap.Describe).
-func (e *Executor) Run(ctx context.Context, tool string, args map[string]any) (any, error) {
-	if !Handles(tool) {
-		return nil, ErrUnknownTool
-	}
+// direct runs a single-connection tool on the connection the arguments name. Errors are
+// sentences for the model (connector failures go through sap.Describe).
+func (e *Executor) direct(tool string, args map[string]any, run func(api sap.Connector) (any, error)) (any, error) {
 	conn, err := e.resolve(args)
 	if err != nil {
 		return nil, err
 	}
-	out, err := e.run(ctx, conn, tool, args)
+	out, err := run(conn.API)
 	if err != nil {
 		var se *sap.Error
 		if errors.As(err, &se) {
@@ -116,20 +103,34 @@ func (e *Executor) describeConns() string {
 	return strings.Join(parts, ", ")
 }
 
-func (e *Executor) run(ctx context.Context, conn Conn, tool string, args map[string]any) (any, error) {
-	api := conn.API
-	switch tool {
-	case tools.SAPGetSystemInfo:
+// GetSystemInfo runs sap_get_system_info.
+func (e *Executor) GetSystemInfo(ctx context.Context, args map[string]any) (any, error) {
+	return e.direct(tools.SAPGetSystemInfo, args, func(api sap.Connector) (any, error) {
 		var info sap.SystemInfo
 		err := api.Call(ctx, sap.EndpointSystemInfo, struct{}{}, &info)
 		return info, err
-	case tools.SAPGetTableSchema:
+	})
+}
+
+// GetTableSchema runs sap_get_table_schema.
+func (e *Executor) GetTableSchema(ctx context.Context, args map[string]any) (any, error) {
+	return e.direct(tools.SAPGetTableSchema, args, func(api sap.Connector) (any, error) {
 		var schema sap.TableSchema
 		err := api.Call(ctx, sap.EndpointTableSchema, sap.TableSchemaRequest{Table: upper(args, "table")}, &schema)
 		return schema, err
-	case tools.SAPReadTable:
+	})
+}
+
+// ReadTable runs sap_read_table; the result is a ReadTableResult.
+func (e *Executor) ReadTable(ctx context.Context, args map[string]any) (any, error) {
+	return e.direct(tools.SAPReadTable, args, func(api sap.Connector) (any, error) {
 		return e.readTable(ctx, api, args)
-	case tools.SAPExecuteRFC:
+	})
+}
+
+// ExecuteRFC runs sap_execute_rfc in the executor's SAP session.
+func (e *Executor) ExecuteRFC(ctx context.Context, args map[string]any) (any, error) {
+	return e.direct(tools.SAPExecuteRFC, args, func(api sap.Connector) (any, error) {
 		req := sap.ExecuteRFCRequest{Function: upper(args, "function"), Session: e.sessionFor(ctx)}
 		req.Imports, _ = args["imports"].(map[string]any)
 		if t, ok := args["tables"].(map[string]any); ok {
@@ -148,25 +149,50 @@ func (e *Executor) run(ctx context.Context, conn Conn, tool string, args map[str
 		var res sap.ExecuteRFCResponse
 		err := api.Call(ctx, sap.EndpointExecuteRFC, req, &res)
 		return res, err
-	case tools.SAPGetFunctionInterface:
+	})
+}
+
+// GetFunctionInterface runs sap_get_function_interface.
+func (e *Executor) GetFunctionInterface(ctx context.Context, args map[string]any) (any, error) {
+	return e.direct(tools.SAPGetFunctionInterface, args, func(api sap.Connector) (any, error) {
 		var fi sap.FunctionInterface
 		err := api.Call(ctx, sap.EndpointFunctionInterface, sap.FunctionInterfaceRequest{Function: upper(args, "function")}, &fi)
 		return fi, err
-	case tools.SAPGetSource:
+	})
+}
+
+// GetSource runs sap_get_source.
+func (e *Executor) GetSource(ctx context.Context, args map[string]any) (any, error) {
+	return e.direct(tools.SAPGetSource, args, func(api sap.Connector) (any, error) {
 		var src sap.ABAPSource
 		err := api.Call(ctx, sap.EndpointABAPSource, sap.ABAPSourceRequest{ObjectType: upper(args, "object_type"), Name: upper(args, "name")}, &src)
 		return src, err
-	case tools.SAPWhereUsed:
+	})
+}
+
+// WhereUsed runs sap_where_used.
+func (e *Executor) WhereUsed(ctx context.Context, args map[string]any) (any, error) {
+	return e.direct(tools.SAPWhereUsed, args, func(api sap.Connector) (any, error) {
 		var wu sap.WhereUsedResponse
 		err := api.Call(ctx, sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: upper(args, "object_type"), Name: upper(args, "name"), Limit: intArg(args, "limit", 100)}, &wu)
 		return wu, err
-	case tools.SAPSearchIndex:
+	})
+}
+
+// SearchIndex runs sap_search_index.
+func (e *Executor) SearchIndex(ctx context.Context, args map[string]any) (any, error) {
+	return e.direct(tools.SAPSearchIndex, args, func(api sap.Connector) (any, error) {
 		var res sap.SearchObjectsResponse
 		custom, _ := args["custom_only"].(bool)
 		err := api.Call(ctx, sap.EndpointSearchObjects, sap.SearchObjectsRequest{Query: str(args, "query"), ObjectType: upper(args, "object_type"),
 			CustomOnly: custom, Limit: intArg(args, "limit", 50)}, &res)
 		return res, err
-	case tools.SAPListCustomObjects:
+	})
+}
+
+// ListCustomObjects runs sap_list_custom_objects.
+func (e *Executor) ListCustomObjects(ctx context.Context, args map[string]any) (any, error) {
+	return e.direct(tools.SAPListCustomObjects, args, func(api sap.Connector) (any, error) {
 		q := str(args, "query")
 		if q == "" {
 			q = "*"
@@ -175,8 +201,7 @@ func (e *Executor) run(ctx context.Context, conn Conn, tool string, args map[str
 		err := api.Call(ctx, sap.EndpointSearchObjects, sap.SearchObjectsRequest{Query: q, ObjectType: upper(args, "object_type"),
 			CustomOnly: true, Limit: intArg(args, "limit", 200)}, &res)
 		return res, err
-	}
-	return nil, ErrUnknownTool
+	})
 }
 
 // ReadTableResult is sap_read_table's answer. It is written as rows of objects (models and

@@ -3,6 +3,7 @@ package saptools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -66,6 +67,24 @@ func args(t *testing.T, tool, raw string) map[string]any {
 	return a
 }
 
+// sapEnv is the part of a tool call's environment the SAP tools use: the executor over the
+// caller's connections (the worker resolves them from Postgres; integration tests cover that).
+type sapEnv struct{ e *Executor }
+
+func (s sapEnv) Notes() tools.Notes                             { return nil }
+func (s sapEnv) SAP(context.Context) (tools.SAPExecutor, error) { return s.e, nil }
+func (s sapEnv) Script(context.Context, string) (json.RawMessage, error) {
+	return nil, errors.New("no scripts here")
+}
+
+// runDef runs a tool through its definition, as the worker does.
+func runDef(t *testing.T, e *Executor, tool, raw string) (any, error) {
+	t.Helper()
+	def, ok := tools.Default().Get(tool)
+	require.True(t, ok, tool)
+	return def.Run(context.Background(), sapEnv{e}, args(t, tool, raw))
+}
+
 func asJSON(t *testing.T, v any) string {
 	raw, err := json.Marshal(v)
 	require.NoError(t, err)
@@ -74,7 +93,6 @@ func asJSON(t *testing.T, v any) string {
 
 func TestEverySAPToolAgainstTheSimulator(t *testing.T) {
 	e, _ := landscape(t, "")
-	ctx := context.Background()
 	for _, tc := range []struct{ tool, args, want string }{
 		{tools.SAPGetSystemInfo, `{"connection_id":"c-ecc"}`, `"system_type":"ECC"`},
 		{tools.SAPGetSystemInfo, `{"connection_id":"S4"}`, `"system_type":"S4HANA"`},
@@ -88,7 +106,7 @@ func TestEverySAPToolAgainstTheSimulator(t *testing.T) {
 		{tools.SAPExecuteRFC, `{"connection_id":"c-ecc","function":"BAPI_CUSTOMER_GETDETAIL2","imports":{"CUSTOMERNO":"100001"}}`, `"CUSTOMER":"0000100001"`},
 		{tools.SAPExecuteRFC, `{"connection_id":"c-ecc","function":"Z_CALC_BONUS","imports":{"IV_KUNNR":"100003"}}`, `"EV_REVENUE"`},
 	} {
-		out, err := e.Run(ctx, tc.tool, args(t, tc.tool, tc.args))
+		out, err := runDef(t, e, tc.tool, tc.args)
 		require.NoError(t, err, tc.tool)
 		assert.Contains(t, asJSON(t, out), tc.want, tc.tool)
 	}
@@ -97,25 +115,25 @@ func TestEverySAPToolAgainstTheSimulator(t *testing.T) {
 func TestConnectionRoutingAndReadableErrors(t *testing.T) {
 	e, _ := landscape(t, "")
 	ctx := context.Background()
-	_, err := e.Run(ctx, tools.SAPGetSystemInfo, args(t, tools.SAPGetSystemInfo, `{}`))
+	_, err := runDef(t, e, tools.SAPGetSystemInfo, `{}`)
 	assert.ErrorContains(t, err, "connection_id is required with several connections; choose one of: c-ecc (ECC, ECC), c-s4 (S4, S4HANA)")
-	_, err = e.Run(ctx, tools.SAPGetSystemInfo, args(t, tools.SAPGetSystemInfo, `{"connection_id":"nope"}`))
+	_, err = runDef(t, e, tools.SAPGetSystemInfo, `{"connection_id":"nope"}`)
 	assert.ErrorContains(t, err, `unknown connection_id "nope"`)
-	_, err = New(nil).Run(ctx, tools.SAPGetSystemInfo, map[string]any{})
+	_, err = New(nil).GetSystemInfo(ctx, map[string]any{})
 	assert.ErrorContains(t, err, "no SAP connection")
 	single := New(e.Conns[:1])
-	_, err = single.Run(ctx, tools.SAPGetSystemInfo, map[string]any{})
+	_, err = single.GetSystemInfo(ctx, map[string]any{})
 	assert.NoError(t, err, "one connection is the default")
 
-	_, err = e.Run(ctx, tools.SAPReadTable, args(t, tools.SAPReadTable, `{"connection_id":"c-ecc","table":"ZNOPE"}`))
+	_, err = runDef(t, e, tools.SAPReadTable, `{"connection_id":"c-ecc","table":"ZNOPE"}`)
 	assert.ErrorContains(t, err, "not found in SAP: table ZNOPE is not available")
-	_, err = e.Run(ctx, tools.SAPReadTable, args(t, tools.SAPReadTable, `{"connection_id":"c-ecc","table":"KNA1","where":"LAND1 = "}`))
+	_, err = runDef(t, e, tools.SAPReadTable, `{"connection_id":"c-ecc","table":"KNA1","where":"LAND1 = "}`)
 	assert.ErrorContains(t, err, "SAP exception: the WHERE condition is not valid")
 
 	restricted, _ := landscape(t, "RESTRICTED")
-	_, err = restricted.Run(ctx, tools.SAPReadTable, args(t, tools.SAPReadTable, `{"connection_id":"c-ecc","table":"BSEG"}`))
+	_, err = runDef(t, restricted, tools.SAPReadTable, `{"connection_id":"c-ecc","table":"BSEG"}`)
 	assert.ErrorContains(t, err, "SAP authorization failed: No authorization for table BSEG (S_TABU_DIS, authorization group FI)")
-	_, err = restricted.Run(ctx, tools.SAPExecuteRFC, args(t, tools.SAPExecuteRFC, `{"connection_id":"c-s4","function":"BAPI_PO_CREATE1"}`))
+	_, err = runDef(t, restricted, tools.SAPExecuteRFC, `{"connection_id":"c-s4","function":"BAPI_PO_CREATE1"}`)
 	assert.ErrorContains(t, err, "SAP authorization failed: No RFC authorization for function module BAPI_PO_CREATE1")
 }
 
@@ -139,11 +157,10 @@ const kna1Mapping = `{"source_table":"KNA1","target_table":"KNA1","fields":[
 
 func TestETLNeedsADryRunOfTheSameMappingAndReconcilesClean(t *testing.T) {
 	e, _ := landscape(t, "")
-	ctx := context.Background()
 	conns := `"source_connection_id":"c-ecc","target_connection_id":"c-s4"`
 	where := `,"where":"LAND1 = 'AT'"`
 	run := func(tool, extra string) (string, error) {
-		out, err := e.RunCross(ctx, tool, args(t, tool, `{`+conns+extra+`}`))
+		out, err := runDef(t, e, tool, `{`+conns+extra+`}`)
 		if err != nil {
 			return "", err
 		}
@@ -207,7 +224,7 @@ func TestETLNeedsADryRunOfTheSameMappingAndReconcilesClean(t *testing.T) {
 	_, err = run(tools.ExtractTransformLoad, `,"dry_run":false,"mapping":`+kna1Mapping+where)
 	assert.ErrorContains(t, err, "no successful dry run", "the latest dry run refused every row")
 
-	_, err = e.RunCross(ctx, tools.ExtractTransformLoad, args(t, tools.ExtractTransformLoad, `{"source_connection_id":"c-ecc","target_connection_id":"c-ecc","dry_run":true,"mapping":`+kna1Mapping+`}`))
+	_, err = e.ExtractTransformLoad(context.Background(), args(t, tools.ExtractTransformLoad, `{"source_connection_id":"c-ecc","target_connection_id":"c-ecc","dry_run":true,"mapping":`+kna1Mapping+`}`))
 	assert.ErrorContains(t, err, "different connections")
 }
 
@@ -236,7 +253,7 @@ func TestConnectionsWithoutURLAreSimulatedOnlyWhenAllowed(t *testing.T) {
 
 	// Resolved as a workspace connection, the error names it and reaches the model.
 	e := New([]Conn{{ID: "c1", Name: "ECC", SystemType: "ECC", API: unconnected{&NoConnectorURLError{Connection: "ECC"}}}})
-	_, err := e.Run(context.Background(), tools.SAPGetTableSchema, args(t, tools.SAPGetTableSchema, `{"table":"MARA"}`))
+	_, err := e.GetTableSchema(context.Background(), args(t, tools.SAPGetTableSchema, `{"table":"MARA"}`))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "connection ECC has no connector URL")
 }
@@ -257,11 +274,11 @@ func TestRetriedToolCallWritesOnce(t *testing.T) {
 		attempt := func(commit bool) {
 			e := New(first.Conns)
 			ctx := sap.WithIdempotencyKey(context.Background(), "call_rename_"+conn)
-			_, err := e.Run(ctx, tools.SAPExecuteRFC, args(t, tools.SAPExecuteRFC, `{"connection_id":"`+conn+`","function":"BAPI_MATERIAL_SAVEDATA",
+			_, err := e.ExecuteRFC(ctx, args(t, tools.SAPExecuteRFC, `{"connection_id":"`+conn+`","function":"BAPI_MATERIAL_SAVEDATA",
 				"imports":{"HEADDATA":{"MATERIAL":"7","MATL_TYPE":"FERT","IND_SECTOR":"M"}},"tables":{"MATERIALDESCRIPTION":[{"LANGU":"E","MATL_DESC":"Retried bolt"}]}}`))
 			require.NoError(t, err)
 			if commit {
-				_, err = e.Run(ctx, tools.SAPExecuteRFC, args(t, tools.SAPExecuteRFC, `{"connection_id":"`+conn+`","function":"BAPI_TRANSACTION_COMMIT"}`))
+				_, err = e.ExecuteRFC(ctx, args(t, tools.SAPExecuteRFC, `{"connection_id":"`+conn+`","function":"BAPI_TRANSACTION_COMMIT"}`))
 				require.NoError(t, err)
 			}
 		}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"sort"
 
 	"go.starlark.net/syntax"
@@ -40,6 +41,12 @@ func executeCode(helpers func() []script.Helper) Definition {
 			"purpose":{"type":"string","maxLength":300,"description":"one line saying what the script does (shown to the user)"}}}`,
 		ReturnDescription: `{"output": str, "result": any, "calls": [{"helper": str, "ms": int, "error": str}]}`,
 		DirectCallAllowed: true,
+		Connections:       1, // its helpers are the SAP tools
+		HelperDocs:        true,
+		Run: func(ctx context.Context, env Env, args map[string]any) (any, error) {
+			code, _ := args["code"].(string)
+			return env.Script(ctx, code)
+		},
 		ModeFor: func(args map[string]any) Mode {
 			code, _ := args["code"].(string)
 			hs := helpers()

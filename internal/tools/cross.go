@@ -1,6 +1,9 @@
 package tools
 
-import "strings"
+import (
+	"context"
+	"strings"
+)
 
 // Cross-connection tools (seed 000 "Cross-system tools"): offered only when the workspace has
 // two or more connections; they take a source and a target connection.
@@ -12,6 +15,16 @@ const (
 	ExtractTransformLoad = "extract_transform_load"
 	ReconcileMigration   = "reconcile_migration"
 )
+
+// CrossExecutor runs the cross-connection tools: one method per tool (see SAPExecutor).
+type CrossExecutor interface {
+	GenerateFieldMapping(ctx context.Context, args map[string]any) (any, error)
+	SuggestTransforms(ctx context.Context, args map[string]any) (any, error)
+	ValidateMigration(ctx context.Context, args map[string]any) (any, error)
+	PreviewDataTransform(ctx context.Context, args map[string]any) (any, error)
+	ExtractTransformLoad(ctx context.Context, args map[string]any) (any, error)
+	ReconcileMigration(ctx context.Context, args map[string]any) (any, error)
+}
 
 const crossConns = `"source_connection_id":{"type":"string","minLength":1},"target_connection_id":{"type":"string","minLength":1}`
 
@@ -44,6 +57,8 @@ func Cross() []Definition {
 			Parameters:        crossParams([]string{`"source_table"`}, `"source_table":{"type":"string","minLength":1,"maxLength":30}`, `"target_table":{"type":"string","maxLength":30}`),
 			ReturnDescription: `{"mapping": {"source_table": str, "target_table": str, "fields": [mapping]}, "unmapped_target_fields": [str], "unmapped_source_fields": [str], "warnings": [str]}`,
 			DirectCallAllowed: true,
+			Connections:       2,
+			Run:               onSAP(SAPExecutor.GenerateFieldMapping),
 		},
 		{
 			Name:              SuggestTransforms,
@@ -51,6 +66,8 @@ func Cross() []Definition {
 			Parameters:        crossParams([]string{`"mapping"`}, mappingSchema, `"sample_size":{"type":"integer","minimum":1,"maximum":500}`),
 			ReturnDescription: `{"suggestions": [{"target": str, "transform": str, "reason": str, "mapping": dict}], "sampled": int}`,
 			DirectCallAllowed: true,
+			Connections:       2,
+			Run:               onSAP(SAPExecutor.SuggestTransforms),
 		},
 		{
 			Name:              ValidateMigration,
@@ -58,6 +75,8 @@ func Cross() []Definition {
 			Parameters:        crossParams([]string{`"mapping"`}, mappingSchema, whereParam, `"sample_size":{"type":"integer","minimum":1,"maximum":1000}`),
 			ReturnDescription: `{"valid": bool, "errors": [str], "warnings": [str], "sampled": int}`,
 			DirectCallAllowed: true,
+			Connections:       2,
+			Run:               onSAP(SAPExecutor.ValidateMigration),
 		},
 		{
 			Name:              PreviewDataTransform,
@@ -65,6 +84,8 @@ func Cross() []Definition {
 			Parameters:        crossParams([]string{`"mapping"`}, mappingSchema, whereParam, `"rows":{"type":"integer","minimum":1,"maximum":100}`),
 			ReturnDescription: `{"rows": [{"source": dict, "target": dict, "error": str}]}`,
 			DirectCallAllowed: true,
+			Connections:       2,
+			Run:               onSAP(SAPExecutor.PreviewDataTransform),
 		},
 		{
 			Name: ExtractTransformLoad,
@@ -81,6 +102,8 @@ func Cross() []Definition {
 				}
 				return ConfirmBefore
 			},
+			Connections: 2,
+			Run:         onSAP(SAPExecutor.ExtractTransformLoad),
 		},
 		{
 			Name:              ReconcileMigration,
@@ -88,6 +111,8 @@ func Cross() []Definition {
 			Parameters:        crossParams([]string{`"mapping"`}, mappingSchema, whereParam, `"sample_size":{"type":"integer","minimum":1,"maximum":5000}`),
 			ReturnDescription: `{"clean": bool, "source_count": int, "target_count": int, "missing_in_target": int, "missing_keys": [str], "extra_in_target": int, "sampled": int, "field_differences": int, "differences": [{"key": str, "field": str, "expected": str, "actual": str}]}`,
 			DirectCallAllowed: true,
+			Connections:       2,
+			Run:               onSAP(SAPExecutor.ReconcileMigration),
 		},
 	}
 }

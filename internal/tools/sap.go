@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"regexp"
 	"strings"
 )
@@ -19,6 +20,34 @@ const (
 	SAPListCustomObjects    = "sap_list_custom_objects"
 	SAPGetSystemInfo        = "sap_get_system_info"
 )
+
+// SAPExecutor runs the SAP tools on the calling user's connections (saptools.Executor
+// implements it): one method per tool, validated arguments in, a JSON-ready result or a
+// sentence for the model out. A new SAP tool is its definition below plus its method here; the
+// worker does not compile until saptools implements it.
+type SAPExecutor interface {
+	SearchIndex(ctx context.Context, args map[string]any) (any, error)
+	GetTableSchema(ctx context.Context, args map[string]any) (any, error)
+	ReadTable(ctx context.Context, args map[string]any) (any, error)
+	ExecuteRFC(ctx context.Context, args map[string]any) (any, error)
+	GetFunctionInterface(ctx context.Context, args map[string]any) (any, error)
+	GetSource(ctx context.Context, args map[string]any) (any, error)
+	WhereUsed(ctx context.Context, args map[string]any) (any, error)
+	ListCustomObjects(ctx context.Context, args map[string]any) (any, error)
+	GetSystemInfo(ctx context.Context, args map[string]any) (any, error)
+	CrossExecutor
+}
+
+// onSAP runs a tool as a method of the calling user's SAP executor.
+func onSAP(method func(SAPExecutor, context.Context, map[string]any) (any, error)) Runner {
+	return func(ctx context.Context, env Env, args map[string]any) (any, error) {
+		x, err := env.SAP(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return method(x, ctx, args)
+	}
+}
 
 // connectionParam is shared by every SAP tool.
 const connectionParam = `"connection_id":{"type":"string","description":"ID (or exact name) of the SAP connection; optional when the workspace has exactly one"}`
@@ -43,6 +72,8 @@ func SAP() []Definition {
 			Parameters:         sapParams(`"query"`, `"query":{"type":"string","minLength":1,"maxLength":200}`, `"object_type":{"type":"string",`+objectTypes+`}`, `"custom_only":{"type":"boolean"}`, `"limit":{"type":"integer","minimum":1,"maximum":200}`),
 			ReturnDescription:  `{"objects": [{"type": str, "name": str, "description": str, "package": str, "custom": bool}]}`,
 			ExecuteCodeAllowed: true,
+			Connections:        1,
+			Run:                onSAP(SAPExecutor.SearchIndex),
 		},
 		{
 			Name:               SAPGetTableSchema,
@@ -50,6 +81,8 @@ func SAP() []Definition {
 			Parameters:         sapParams(`"table"`, `"table":{"type":"string","minLength":1,"maxLength":30}`),
 			ReturnDescription:  `{"table": str, "description": str, "delivery_class": str, "custom": bool, "row_count": int, "fields": [{"name": str, "key": bool, "data_element": str, "domain": str, "type": str, "length": int, "decimals": int, "description": str, "check_table": str, "appended": bool}]}`,
 			ExecuteCodeAllowed: true,
+			Connections:        1,
+			Run:                onSAP(SAPExecutor.GetTableSchema),
 		},
 		{
 			Name: SAPReadTable,
@@ -61,6 +94,8 @@ func SAP() []Definition {
 				`"row_skip":{"type":"integer","minimum":0}`, `"row_count":{"type":"integer","minimum":1,"maximum":1000}`),
 			ReturnDescription:  `{"table": str, "fields": [str], "rows": [dict of field -> str], "row_count": int}`,
 			ExecuteCodeAllowed: true,
+			Connections:        1,
+			Run:                onSAP(SAPExecutor.ReadTable),
 		},
 		{
 			Name: SAPExecuteRFC,
@@ -73,6 +108,8 @@ func SAP() []Definition {
 			NeedsApproval:      true,
 			ExecuteCodeAllowed: true,
 			ModeFor:            rfcMode,
+			Connections:        1,
+			Run:                onSAP(SAPExecutor.ExecuteRFC),
 		},
 		{
 			Name:               SAPGetFunctionInterface,
@@ -80,6 +117,8 @@ func SAP() []Definition {
 			Parameters:         sapParams(`"function"`, `"function":{"type":"string","minLength":1,"maxLength":30}`),
 			ReturnDescription:  `{"function": str, "group": str, "description": str, "released": bool, "writes": bool, "parameters": [{"name": str, "kind": "import|export|changing|tables", "type": str, "optional": bool, "description": str}], "exceptions": [str]}`,
 			ExecuteCodeAllowed: true,
+			Connections:        1,
+			Run:                onSAP(SAPExecutor.GetFunctionInterface),
 		},
 		{
 			Name:               SAPGetSource,
@@ -87,6 +126,8 @@ func SAP() []Definition {
 			Parameters:         sapParams(`"name"`, `"object_type":{"type":"string",`+objectTypes+`}`, `"name":{"type":"string","minLength":1,"maxLength":120}`),
 			ReturnDescription:  `{"object_type": str, "name": str, "source": str, "lines": int}`,
 			ExecuteCodeAllowed: true,
+			Connections:        1,
+			Run:                onSAP(SAPExecutor.GetSource),
 		},
 		{
 			Name:               SAPWhereUsed,
@@ -94,6 +135,8 @@ func SAP() []Definition {
 			Parameters:         sapParams(`"name"`, `"object_type":{"type":"string",`+objectTypes+`}`, `"name":{"type":"string","minLength":1,"maxLength":120}`, `"limit":{"type":"integer","minimum":1,"maximum":500}`),
 			ReturnDescription:  `{"usages": [{"object_type": str, "name": str, "line": int, "snippet": str}]}`,
 			ExecuteCodeAllowed: true,
+			Connections:        1,
+			Run:                onSAP(SAPExecutor.WhereUsed),
 		},
 		{
 			Name:               SAPListCustomObjects,
@@ -101,6 +144,8 @@ func SAP() []Definition {
 			Parameters:         sapParams(``, `"object_type":{"type":"string",`+objectTypes+`}`, `"query":{"type":"string","maxLength":200}`, `"limit":{"type":"integer","minimum":1,"maximum":500}`),
 			ReturnDescription:  `{"objects": [{"type": str, "name": str, "description": str, "package": str}]}`,
 			ExecuteCodeAllowed: true,
+			Connections:        1,
+			Run:                onSAP(SAPExecutor.ListCustomObjects),
 		},
 		{
 			Name:               SAPGetSystemInfo,
@@ -108,6 +153,8 @@ func SAP() []Definition {
 			Parameters:         sapParams(``),
 			ReturnDescription:  `{"system_id": str, "system_type": "ECC|S4HANA", "release": str, "client": str, "database": str, "components": [{"name": str, "release": str}]}`,
 			ExecuteCodeAllowed: true,
+			Connections:        1,
+			Run:                onSAP(SAPExecutor.GetSystemInfo),
 		},
 	}
 }

@@ -1,7 +1,8 @@
-// Package tools defines what the agent can call: each tool's JSON-schema parameters, its
-// execution mode and how per-user policies change that mode. Everything here is pure (no I/O),
-// so the conversation workflow evaluates policy decisions deterministically; tools are executed
-// by activities.
+// Package tools defines what the agent can call. A tool is one Definition: its JSON-schema
+// parameters, its execution mode (and how per-user policies change it), when the model is
+// offered it and how it runs. Everything here is pure (no I/O): a definition runs through an Env
+// the worker's activities implement, so the conversation workflow can still evaluate policy
+// decisions deterministically with the same registry.
 package tools
 
 import (
@@ -43,19 +44,29 @@ const (
 // ValidPolicy reports whether p is a known policy.
 func ValidPolicy(p Policy) bool { return p == AskEveryTime || p == ReadsOnly || p == RunEverything }
 
-// Definition describes one tool.
+// Definition is one tool: everything needed to offer, classify and run it (docs/tools.md).
 type Definition struct {
 	Name              string
 	Description       string
 	Parameters        string // JSON schema of the arguments object
 	ReturnDescription string // shape of the result, propagated into execute_code's docs
 	NeedsApproval     bool   // a write
-	DirectCallAllowed bool   // offered to the model directly
-	// ExecuteCodeAllowed makes the tool a helper function inside execute_code scripts.
+
+	// How it is offered: directly to the model, as a helper function inside execute_code
+	// scripts, or both (at least one); only once the workspace has Connections SAP
+	// connections. DIRECT_CALL_TOOLS offers chosen helpers directly too.
+	DirectCallAllowed  bool
 	ExecuteCodeAllowed bool
+	Connections        int
+	// HelperDocs replaces the return description the model sees with the documentation of
+	// every execute_code helper (execute_code itself).
+	HelperDocs bool
+
 	// ModeFor computes the mode from the arguments (e.g. a BAPI in test-run mode is a read);
 	// nil means Auto for reads and ConfirmBefore for writes.
 	ModeFor func(args map[string]any) Mode
+	// Run executes a call, directly or as a script's helper (required).
+	Run Runner
 
 	schema *jsonschema.Schema
 }
@@ -66,11 +77,18 @@ type Registry struct {
 	names  []string
 }
 
-// NewRegistry compiles every tool's schema; a bad schema is a programming error.
+// NewRegistry compiles every tool's schema and checks that each can be offered and run; a
+// failure is a programming error.
 func NewRegistry(defs ...Definition) (*Registry, error) {
 	r := &Registry{byName: map[string]*Definition{}}
 	for i := range defs {
 		d := defs[i]
+		switch {
+		case d.Run == nil:
+			return nil, fmt.Errorf("tool %s has no Run", d.Name)
+		case !d.DirectCallAllowed && !d.ExecuteCodeAllowed:
+			return nil, fmt.Errorf("tool %s is never offered: allow a direct call, an execute_code helper or both", d.Name)
+		}
 		c := jsonschema.NewCompiler()
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(d.Parameters))
 		if err != nil {
