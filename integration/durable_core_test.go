@@ -123,7 +123,15 @@ func TestContinueAsNewParksQueuedMessagesAndEachIsAnsweredOnce(t *testing.T) {
 		}
 		return replies == n
 	})
-	msgs := e.messages(agent.ID)
+	var msgs []messageJSON
+	summaries := 0
+	for _, m := range e.messages(agent.ID) {
+		if m.Role == "summary" {
+			summaries++ // ten long questions do not fit one request: older turns were compacted
+			continue
+		}
+		msgs = append(msgs, m)
+	}
 	require.Len(t, msgs, 2*n, "every message stored once with exactly one reply")
 	for i := 0; i < n; i++ {
 		assert.Equal(t, "user", msgs[2*i].Role)

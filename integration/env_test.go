@@ -79,6 +79,7 @@ func testConfig(t testing.TB) config.Config {
 	cfg.DataDir = t.TempDir()
 	cfg.AuthJWTSecret = "test-secret-" + randomSuffix() + randomSuffix()
 	cfg.SecretsKey = secrets.NewKey()
+	cfg.PayloadKey = secrets.NewKey() // set here (not generated) so a production-mode test starts too
 	cfg.BlobURL = "file://" + cfg.DataDir + "/files"
 	cfg.TemporalLogLevel = "fatal"
 	if testing.Verbose() {
