@@ -64,6 +64,31 @@ func (tp *topology) waitWriteArrives() {
 	}
 }
 
+// TestFaultControlWithoutFaults runs the suite's flows with nothing broken: the invariants
+// hold on a healthy deployment, so a failure elsewhere points at the fault, not the checks.
+func TestFaultControlWithoutFaults(t *testing.T) {
+	tp := startTopology(t, topoOptions{apis: 2, workers: 2, bapiLatency: 500 * time.Millisecond, storyDelay: 10 * time.Millisecond})
+	tp.connectECC()
+	agent := tp.newAgent()
+	c := tp.watch("watcher", 0, agent, -1)
+	tp.warmUp(agent)
+	other := tp.watch("other api", 1, agent, -1)
+	other.waitFor(10*time.Second, 0, "init", isType("init"))
+
+	matnr := tp.someMaterial()
+	base := tp.sim.changes(t, "ECC", 0).LatestSeq
+	tp.approve(agent, tp.proposeRename(c, agent, matnr, "Control bolt"))
+	tp.sendOK(agent, storyPrompt)
+	i := other.waitFor(time.Minute, 0, "stream", isType("stream"))
+	other.waitFor(time.Minute, i+1, "a second delta", isType("stream"))
+	other.stop()
+	resumed := tp.resume("resumed", 1, other)
+	tp.mustSettle(agent, time.Minute)
+	resumed.waitFor(30*time.Second, resumed.inherited, "idle", func(f wsFrame) bool { return f.Type == "status" && f.Status == "idle" })
+	assert.Equal(t, "Control bolt", tp.materialText(matnr))
+	tp.checkInvariants([]string{agent}, []writeExpect{{sid: "ECC", table: "MAKT", after: base, want: 1}})
+}
+
 // TestFaultPostgresDown30s: Postgres goes away for 30 s while an approved SAP write is in
 // flight and four messages wait in the queue; everything accepted is answered once, the write
 // happens once.
@@ -270,7 +295,7 @@ func TestFaultTemporalDown(t *testing.T) {
 
 	// A client retries as Retry-After says until the message is accepted.
 	ok := assertEventually(func() bool {
-		sent, _ := tp.send(0, agent, "sent after Temporal is back")
+		sent, _ := tp.sendWithin(20*time.Second, 0, agent, "sent after Temporal is back")
 		return sent.status == http.StatusAccepted
 	}, time.Minute)
 	require.True(t, ok, "messages are accepted again after Temporal returns")

@@ -728,8 +728,9 @@ func (tp *topology) restartWorker(p *proc, ready bool) {
 }
 
 // workerRunning returns the worker process that runs the agent's started activity of the
-// given type and attempt, from the activity's last worker identity ("<pid>@<host>@...").
-func (tp *topology) workerRunning(agentID, activityType string, attempt int32) *proc {
+// given type (attempt minAttempt or later), from the activity's last worker identity
+// ("<pid>@<host>@..."); an attempt whose worker is dead does not count.
+func (tp *topology) workerRunning(agentID, activityType string, minAttempt int32) *proc {
 	tp.t.Helper()
 	var found *proc
 	var last string
@@ -743,7 +744,7 @@ func (tp *topology) workerRunning(agentID, activityType string, attempt int32) *
 		}
 		for _, pa := range d.PendingActivities {
 			last = fmt.Sprintf("%s attempt %d state %s identity %s", pa.ActivityType.GetName(), pa.Attempt, pa.State, pa.LastWorkerIdentity)
-			if pa.ActivityType.GetName() != activityType || pa.State != enumspb.PENDING_ACTIVITY_STATE_STARTED || pa.Attempt != attempt {
+			if pa.ActivityType.GetName() != activityType || pa.State != enumspb.PENDING_ACTIVITY_STATE_STARTED || pa.Attempt < minAttempt {
 				continue
 			}
 			pid, _, _ := strings.Cut(pa.LastWorkerIdentity, "@")
@@ -756,7 +757,7 @@ func (tp *topology) workerRunning(agentID, activityType string, attempt int32) *
 		}
 		return false
 	}, 20*time.Second)
-	require.True(tp.t, ok, "no running worker runs %s attempt %d (last seen: %s)", activityType, attempt, last)
+	require.True(tp.t, ok, "no running worker runs %s attempt %d or later (last seen: %s)", activityType, minAttempt, last)
 	return found
 }
 
