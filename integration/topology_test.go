@@ -501,7 +501,8 @@ func sapagentBinary(t testing.TB) string {
 	binaryOnce.Do(func() {
 		goTool, err := exec.LookPath("go")
 		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			binaryErr = fmt.Errorf("the fault suite builds ./cmd/sapagent and needs the go tool on PATH: %w", err)
+			return
 		}
 		dir, err := os.MkdirTemp("", "sapagent-faults-bin-")
 		if err != nil {
