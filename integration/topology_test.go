@@ -40,6 +40,7 @@ import (
 	"github.com/sapagent/sapagent/internal/offlinellm"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/internal/payloadcodec"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/workflows"
@@ -618,8 +619,12 @@ func startTopology(t testing.TB, o topoOptions) *topology {
 	tp.db, err = pgxpool.New(ctx, dbURL)
 	require.NoError(t, err)
 	t.Cleanup(tp.db.Close)
-	tp.tc, err = client.Dial(client.Options{HostPort: tp.temporal.address(), Namespace: "default",
-		Logger: app.SDKLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	// Every process of the product encrypts payloads with this key; the test's own client
+	// decodes with it (state queries).
+	payloadKey := secrets.NewKey()
+	codec, err := payloadcodec.Parse(payloadKey, "")
+	require.NoError(t, err)
+	tp.tc, err = client.Dial(app.TemporalClientOptions(tp.temporal.address(), "default", codec, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
 	t.Cleanup(tp.tc.Close)
 
@@ -630,7 +635,7 @@ func startTopology(t testing.TB, o topoOptions) *topology {
 		fmt.Sprintf("REDIS_URL=redis://127.0.0.1:%d/0", tp.redis.port), "REDIS_PREFIX=fault:",
 		"TEMPORAL_ADDRESS=" + tp.temporal.address(), "TEMPORAL_NAMESPACE=default", "TEMPORAL_TASK_QUEUE=sapagent",
 		"OFFLINE_LLM_URL=" + tp.llmURL, "PRIMARY_MODEL=offline:" + offlinellm.ModelName, "OPENAI_API_KEY=",
-		"AUTH_JWT_SECRET=" + tp.secret, "SECRETS_KEY=" + secrets.NewKey(),
+		"AUTH_JWT_SECRET=" + tp.secret, "SECRETS_KEY=" + secrets.NewKey(), "PAYLOAD_KEY=" + payloadKey,
 		"DATA_DIR=" + dir, "BLOB_URL=file://" + filepath.Join(dir, "files"),
 		"RATE_LIMIT_PER_MINUTE=10000",
 	}

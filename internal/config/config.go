@@ -188,7 +188,7 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.MaxFileBytes = int64(r.integer("FILE_MAX_BYTES", 20<<20))
 	c.RateLimitPerMinute = r.integer("RATE_LIMIT_PER_MINUTE", 60)
 	c.RateLimitTimeout = r.duration("RATE_LIMIT_TIMEOUT", 250*time.Millisecond)
-	c.TemporalCallTimeout = r.duration("TEMPORAL_CALL_TIMEOUT", 5*time.Second)
+	c.TemporalCallTimeout = r.duration("TEMPORAL_CALL_TIMEOUT", 3*time.Second)
 	c.MaxLoopSteps = r.integer("MAX_LOOP_STEPS", 25)
 	c.ApprovalTimeout = r.duration("APPROVAL_TIMEOUT", 24*time.Hour)
 	c.MaxQueued = r.integer("MAX_QUEUED_MESSAGES", 20)
