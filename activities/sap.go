@@ -78,7 +78,7 @@ func (a *Activities) runCode(ctx context.Context, agent store.Agent, user string
 		return "", err
 	}
 	exec := saptools.New(conns)
-	call := func(ctx context.Context, helper string, hargs map[string]any) (any, error) {
+	call := func(ctx context.Context, _ int, helper string, hargs map[string]any) (any, error) {
 		def, ok := reg.Get(helper)
 		if !ok || !def.ExecuteCodeAllowed {
 			return nil, fmt.Errorf("%s is not a helper", helper)
