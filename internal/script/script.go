@@ -111,8 +111,9 @@ const filename = "script"
 const (
 	// maxArgBytes bounds the (JSON-encoded) size of one helper call's arguments.
 	maxArgBytes = 1 << 20
-	// memoryPoll is how often a run samples the Go heap.
-	memoryPoll = 10 * time.Millisecond
+	// memoryPoll is how often a run samples the Go heap (a loop can allocate a few MiB per
+	// millisecond).
+	memoryPoll = 2 * time.Millisecond
 )
 
 // errOwnTimeout is the cause of the run's own deadline (as opposed to the caller's).
