@@ -21,6 +21,8 @@ func TestDefaultsRunOfflineOnADevMachine(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:8089/v1", c.OfflineLLMURL)
 	assert.Equal(t, 100*1024, c.MaxMessageBytes)
 	assert.Equal(t, 7*24*time.Hour, c.IdleTimeout)
+	assert.Equal(t, 4, c.SandboxPoolSize)
+	assert.Equal(t, 256, c.SandboxMemoryMB)
 }
 
 func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
@@ -39,6 +41,8 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		"SAPSIM_ERROR_RATE":    {"SAPSIM_ERROR_RATE": "1.5"},
 		"CONNECTOR_TIMEOUT":    {"CONNECTOR_TIMEOUT": "0s"},
 		"EXECUTE_CODE_TIMEOUT": {"EXECUTE_CODE_TIMEOUT": "soon"},
+		"SANDBOX_POOL_SIZE":    {"SANDBOX_POOL_SIZE": "0"},
+		"SANDBOX_MEMORY_MB":    {"SANDBOX_MEMORY_MB": "8"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(env(vars))
