@@ -101,6 +101,17 @@ func (p *Pool) Run(ctx context.Context, code string, helpers []script.Helper, ca
 	if ctx.Err() != nil {
 		return script.Result{}, fmt.Errorf("script not run: %v", context.Cause(ctx))
 	}
+	// A sandbox may call only the helpers the script names (what approval was asked for), even
+	// if its interpreter were subverted. A script that does not parse fails in the sandbox.
+	names := make([]string, len(helpers))
+	for i, h := range helpers {
+		names[i] = h.Name
+	}
+	refs, _ := script.Referenced(code, names)
+	allowed := make(map[string]bool, len(refs))
+	for _, name := range refs {
+		allowed[name] = true
+	}
 	var s *slot
 	select {
 	case s = <-p.slots:
@@ -115,10 +126,13 @@ func (p *Pool) Run(ctx context.Context, code string, helpers []script.Helper, ca
 		}
 		s.proc = pr
 	}
-	res, err, reusable := s.proc.run(ctx, code, helpers, call, limits)
+	res, err, reusable := s.proc.run(ctx, code, helpers, allowed, call, limits)
 	if reusable && s.proc.alive() && !s.proc.bloated() {
 		p.slots <- s
 	} else {
+		if !reusable {
+			p.log.Info("script sandbox replaced", "why", err)
+		}
 		p.retire(s.proc)
 		s.proc = nil
 		p.refill(s)

@@ -159,7 +159,7 @@ func (pr *proc) bloated() bool {
 }
 
 // run runs one script. reusable is false when the sandbox must not serve another script.
-func (pr *proc) run(ctx context.Context, code string, helpers []script.Helper, call script.Call, limits script.Limits) (res script.Result, err error, reusable bool) {
+func (pr *proc) run(ctx context.Context, code string, helpers []script.Helper, allowed map[string]bool, call script.Call, limits script.Limits) (res script.Result, err error, reusable bool) {
 	pr.runs++
 	id := pr.runs
 	m := message{Type: msgRun, Run: id, Code: code, Limits: &limits}
@@ -180,6 +180,13 @@ func (pr *proc) run(ctx context.Context, code string, helpers []script.Helper, c
 	// process is killed killGrace after the deadline.
 	helperCtx, cancel := context.WithTimeout(ctx, limits.Timeout+killGrace/2)
 	defer cancel()
+	go func() { // a helper still running when the sandbox dies has nobody to answer
+		select {
+		case <-pr.exited:
+			cancel()
+		case <-helperCtx.Done():
+		}
+	}()
 	deadline := time.AfterFunc(limits.Timeout+killGrace, func() { pr.kill(killTimeout) })
 	defer func() { deadline.Stop() }()
 	stopWatch := pr.watchMemory()
@@ -199,8 +206,8 @@ func (pr *proc) run(ctx context.Context, code string, helpers []script.Helper, c
 			}
 			switch f.Type {
 			case msgCall:
-				if f.N != len(res.Calls) || len(res.Calls) >= limits.MaxCalls {
-					pr.kill(killProtocol) // the sandbox's interpreter counts calls; it is broken
+				if f.N != len(res.Calls) || len(res.Calls) >= limits.MaxCalls || !allowed[f.Helper] {
+					pr.kill(killProtocol) // the interpreter counts calls and knows no other helpers: it is broken
 					continue
 				}
 				reply, rec := runHelper(helperCtx, call, f)

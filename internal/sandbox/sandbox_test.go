@@ -255,7 +255,52 @@ func TestAKilledSandboxIsExplainedAndReplaced(t *testing.T) {
 	res, err = p.Run(context.Background(), "result = 40 + 2", nil, nil, script.Limits{})
 	require.NoError(t, err)
 	assert.Equal(t, int64(42), res.Value)
-	assert.NotEqual(t, pid, waitPids(t, p, 1)[0])
+	pid2 := waitPids(t, p, 1)[0]
+	assert.NotEqual(t, pid, pid2)
+
+	// A helper still running when its sandbox dies is cancelled: nobody waits for its answer.
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = syscall.Kill(pid2, syscall.SIGKILL)
+	}()
+	start := time.Now()
+	res, err = p.Run(context.Background(), "block()", testHelpers, h.call, script.Limits{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ended unexpectedly")
+	assert.Less(t, time.Since(start), 5*time.Second, "not the script's 60 s limit")
+	require.Len(t, res.Calls, 1)
+	assert.Contains(t, res.Calls[0].Err, "context canceled")
+}
+
+// A sandbox that calls a helper its script does not name (as only a subverted interpreter
+// could) is killed before the helper runs.
+func TestASandboxCallsOnlyTheHelpersTheScriptNames(t *testing.T) {
+	p := newPool(t, Options{Size: 1})
+	waitPids(t, p, 1)
+	s := <-p.slots
+	defer func() { p.slots <- s }()
+	h := &parentHelpers{}
+	_, err, reusable := s.proc.run(context.Background(), "echo()", testHelpers, map[string]bool{"sap_read_table": true}, h.call, script.Limits{}.WithDefaults())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the script sandbox misbehaved and was stopped")
+	assert.False(t, reusable)
+	assert.Empty(t, h.calls, "the helper did not run")
+}
+
+// A sandbox past its CPU-time limit (the kernel's SIGXCPU) exits, and the script says why.
+func TestTheCPULimitEndsASandbox(t *testing.T) {
+	p := newPool(t, Options{Size: 1})
+	pid := waitPids(t, p, 1)[0]
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		_ = syscall.Kill(pid, syscall.SIGXCPU)
+	}()
+	_, err := p.Run(context.Background(), "while True:\n    pass", nil, nil, script.Limits{MaxSteps: 1 << 62})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the script used more CPU time than the sandbox allows and was stopped")
+	res, err := p.Run(context.Background(), "result = 1", nil, nil, script.Limits{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.Value)
 }
 
 func TestCancellationAndTheCallersDeadline(t *testing.T) {

@@ -1,5 +1,6 @@
-// Package script is the sandbox behind the agent's execute_code tool: a Python-dialect script
-// (Starlark) whose only capabilities are "helpers", the agent's tools exposed as functions.
+// Package script is the interpreter behind the agent's execute_code tool: a Python-dialect
+// script (Starlark) whose only capabilities are "helpers", the agent's tools exposed as
+// functions. Workers run it inside sandbox processes (internal/sandbox), not in their own.
 //
 // A script cannot import or load anything and has no file, network, clock or randomness; the
 // only predeclared names besides the Starlark built-ins are the helpers and the json and math
