@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/sandbox"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
@@ -69,7 +70,11 @@ func worker(t *testing.T, reg *tools.Registry) (*Activities, store.Agent) {
 	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: ws.ID, Name: "agent", CreatedBy: "alice"})
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit(ctx))
-	return &Activities{Store: st, Bus: events.New(rdb, events.Options{Prefix: prefix}), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Tools: reg}, agent
+	pool, err := sandbox.New(sandbox.Options{Size: 1})
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return &Activities{Store: st, Bus: events.New(rdb, events.Options{Prefix: prefix}), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Tools: reg,
+		SAP: SAP{Scripts: pool}}, agent
 }
 
 func execute(t *testing.T, a *Activities, agent store.Agent, id, name, arguments string) workflows.ToolResult {
@@ -203,7 +208,7 @@ func TestNoteToolsKeepNotesInPostgres(t *testing.T) {
 // them, and cross-connection tools only with two connections.
 func TestSAPToolsRunThroughTheCallersConnections(t *testing.T) {
 	a, agent := worker(t, nil)
-	a.SAP = SAP{Resolver: &saptools.Resolver{Store: a.Store, Landscape: sapsim.NewLandscape(sapsim.Options{})}}
+	a.SAP.Resolver = &saptools.Resolver{Store: a.Store, Landscape: sapsim.NewLandscape(sapsim.Options{})}
 	_, err := a.Store.CreateConnection(context.Background(), store.Connection{WorkspaceID: agent.WorkspaceID, Name: "ECC", SystemType: "ECC", Environment: "development"})
 	require.NoError(t, err)
 

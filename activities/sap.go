@@ -22,6 +22,14 @@ type SAP struct {
 	// are reached through execute_code.
 	DirectCall  map[string]bool
 	ScriptLimit script.Limits
+	// Scripts runs execute_code scripts outside the worker process (internal/sandbox), so a
+	// hostile script can kill only its sandbox.
+	Scripts ScriptRunner
+}
+
+// ScriptRunner runs a script like script.Run, elsewhere.
+type ScriptRunner interface {
+	Run(ctx context.Context, code string, helpers []script.Helper, call script.Call, limits script.Limits) (script.Result, error)
 }
 
 // connections resolves the workspace's connections for the calling user.
@@ -46,13 +54,19 @@ type codeCallRecord struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// runCode runs an execute_code script. Its helpers are the execute-code-allowed tools; each
-// nested call is validated against its tool's schema like a direct call and runs through its
+// runCode runs an execute_code script in a sandbox process. Its helpers are the
+// execute-code-allowed tools, run here in the worker when the script calls them; each nested
+// call is validated against its tool's schema like a direct call and runs through its
 // definition with the script's env (one SAP session for the script). Approval, when a write
-// helper is referenced, was given for the whole script by the workflow.
+// helper is referenced, was given for the whole script by the workflow. Every failure of the
+// script, its sandbox included, is the tool's error (a result the model reads), never the
+// activity's, so Temporal does not run a script that killed its sandbox again.
 func (a *Activities) runCode(ctx context.Context, env tools.Env, code string) (string, error) {
+	if a.SAP.Scripts == nil {
+		return "", errors.New("execute_code is not available: this worker has no script sandbox")
+	}
 	reg := a.registry()
-	call := func(ctx context.Context, helper string, hargs map[string]any) (any, error) {
+	call := func(ctx context.Context, _ int, helper string, hargs map[string]any) (any, error) {
 		def, ok := reg.Get(helper)
 		if !ok || !def.ExecuteCodeAllowed {
 			return nil, fmt.Errorf("%s is not a helper", helper)
@@ -78,7 +92,7 @@ func (a *Activities) runCode(ctx context.Context, env tools.Env, code string) (s
 		err = json.Unmarshal(raw, &v)
 		return v, err
 	}
-	res, runErr := script.Run(ctx, code, reg.Helpers(), call, a.SAP.ScriptLimit)
+	res, runErr := a.SAP.Scripts.Run(ctx, code, reg.Helpers(), call, a.SAP.ScriptLimit)
 	out := codeResult{Output: res.Output, Result: res.Value}
 	for _, c := range res.Calls {
 		out.Calls = append(out.Calls, codeCallRecord{Helper: c.Helper, MS: c.Duration.Milliseconds(), Error: c.Err})

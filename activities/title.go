@@ -18,6 +18,7 @@ const maxTitleRunes = 60
 
 // GenerateTitle names the conversation after its first message and announces it (title_update).
 func (a *Activities) GenerateTitle(ctx context.Context, agentID string) (string, error) {
+	defer heartbeatEvery(ctx, modelHeartbeat)() // a lost worker's title is retried within seconds
 	id, err := parseAgentID(agentID)
 	if err != nil {
 		return "", err

@@ -26,6 +26,7 @@ import (
 
 type wsEvent struct {
 	Seq        int64         `json:"seq"`
+	Epoch      string        `json:"epoch"`
 	Type       string        `json:"type"`
 	Delta      string        `json:"delta"`
 	MessageID  string        `json:"message_id"`
@@ -64,6 +65,7 @@ type wsClient struct {
 	frames     []wsFrame
 	violations []string
 	lastSeq    int64
+	epoch      string // of lastSeq: the cursor is <epoch>:<seq>
 	conns      int
 	conn       *websocket.Conn
 	stopped    bool
@@ -75,7 +77,7 @@ var schemaMu sync.Mutex
 
 // watch connects a client to api process i; after >= 0 resumes from that seq.
 func (tp *topology) watch(name string, i int, agentID string, after int64) *wsClient {
-	validateEvent(tp.t, []byte(`{"type":"status","seq":1,"id":"x","ts":"2026-11-22T10:00:00Z","status":"idle"}`)) // compiles the schema here
+	validateEvent(tp.t, []byte(`{"type":"status","seq":1,"epoch":"e1","id":"x","ts":"2026-11-22T10:00:00Z","status":"idle"}`)) // compiles the schema here
 	c := &wsClient{name: name, tp: tp, api: i, agentID: agentID, lastSeq: after, done: make(chan struct{})}
 	tp.sockets = append(tp.sockets, c)
 	go c.run(after)
@@ -92,7 +94,7 @@ func (tp *topology) resume(name string, i int, old *wsClient) *wsClient {
 			c.frames = append(c.frames, f)
 		}
 	}
-	c.lastSeq, c.conns, c.inherited = old.lastSeq, old.conns, len(c.frames)
+	c.lastSeq, c.epoch, c.conns, c.inherited = old.lastSeq, old.epoch, old.conns, len(c.frames)
 	tp.sockets = append(tp.sockets, c)
 	go c.run(c.lastSeq)
 	tp.t.Cleanup(func() { c.stop() })
@@ -112,7 +114,13 @@ func (c *wsClient) run(after int64) {
 		}
 		path := "/api/agents/" + c.agentID + "/ws"
 		if after >= 0 {
-			path += fmt.Sprintf("?after=%d", after)
+			c.mu.Lock()
+			if c.epoch != "" {
+				path += fmt.Sprintf("?after=%s:%d", c.epoch, after)
+			} else {
+				path += fmt.Sprintf("?after=%d", after) // an old client's bare seq: always a fresh init
+			}
+			c.mu.Unlock()
 		}
 		url := "ws" + strings.TrimPrefix(c.tp.apiURLs[c.api], "http") + path
 		start := time.Now()
@@ -175,7 +183,10 @@ func (c *wsClient) read(conn *websocket.Conn, n int, after int64) int64 {
 		c.validate(raw)
 		c.mu.Lock()
 		if ev.Type == "init" {
-			prev = ev.Seq
+			prev, c.epoch = ev.Seq, ev.Epoch
+		} else if ev.Epoch != c.epoch {
+			c.violations = append(c.violations, fmt.Sprintf("%s: event seq %d (%s) of epoch %s after epoch %s without init", c.name, ev.Seq, ev.Type, ev.Epoch, c.epoch))
+			prev, c.epoch = ev.Seq, ev.Epoch
 		} else {
 			switch {
 			case prev >= 0 && ev.Seq <= prev:

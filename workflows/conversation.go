@@ -326,8 +326,9 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 	var title workflow.Future
 	if c.lastSeq == 1 && workflow.GetVersion(ctx, "title", workflow.DefaultVersion, 1) == 1 {
 		tctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			Summary: "title", StartToCloseTimeout: time.Minute,
-			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2, NonRetryableErrorTypes: []string{ErrTypeModelRejected}},
+			// The turn waits for its title: a lost worker must cost seconds, not the minute.
+			Summary: "title", StartToCloseTimeout: time.Minute, HeartbeatTimeout: 3 * time.Second,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{ErrTypeModelRejected}},
 		})
 		title = GenerateTitle.Start(tctx, c.in.AgentID).f
 	}

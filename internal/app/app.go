@@ -25,6 +25,7 @@ import (
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/llm"
 	"github.com/sapagent/sapagent/internal/payloadcodec"
+	"github.com/sapagent/sapagent/internal/sandbox"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/saptools"
@@ -52,6 +53,7 @@ type Deps struct {
 	// Landscape is the simulated SAP landscape of this process: connections without a
 	// connector URL use it (one per process, so writes stay visible to later reads).
 	Landscape *sapsim.Landscape
+	sandbox   *sandbox.Pool
 }
 
 // Open connects to Postgres, Redis and Temporal; on failure it closes what it opened.
@@ -112,6 +114,9 @@ func limiterOptions(o redis.Options, timeout time.Duration) *redis.Options {
 func (d *Deps) Close() {
 	if d.hub != nil {
 		_ = d.hub.Close()
+	}
+	if d.sandbox != nil {
+		d.sandbox.Close()
 	}
 	if d.Temporal != nil {
 		d.Temporal.Close()
@@ -180,6 +185,10 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 	if err != nil {
 		return nil, err
 	}
+	scripts, err := d.Sandbox()
+	if err != nil {
+		return nil, err
+	}
 	direct := map[string]bool{}
 	for _, name := range d.Config.DirectCallTools {
 		if def, ok := tools.Default().Get(name); !ok || !def.ExecuteCodeAllowed {
@@ -189,9 +198,22 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 	}
 	return &activities.Activities{
 		Store: d.Store, Bus: d.Bus, Models: Models(d.Config), PrimaryModel: d.Config.PrimaryModel, Log: d.Log,
-		SAP: activities.SAP{Resolver: resolver, DirectCall: direct,
+		SAP: activities.SAP{Resolver: resolver, DirectCall: direct, Scripts: scripts,
 			ScriptLimit: script.Limits{MaxSteps: uint64(d.Config.CodeMaxSteps), Timeout: d.Config.CodeTimeout}},
 	}, nil
+}
+
+// Sandbox returns the process's pool of script sandboxes (started on first use, so only
+// workers start them; closed with Deps).
+func (d *Deps) Sandbox() (*sandbox.Pool, error) {
+	if d.sandbox == nil {
+		p, err := sandbox.New(sandbox.Options{Size: d.Config.SandboxPoolSize, MemoryMB: d.Config.SandboxMemoryMB, Log: d.Log})
+		if err != nil {
+			return nil, err
+		}
+		d.sandbox = p
+	}
+	return d.sandbox, nil
 }
 
 // SAPResolver reaches the workspaces' SAP connections: remote connectors through the URL

@@ -70,6 +70,8 @@ type Config struct {
 	DirectCallTools  []string      // DIRECT_CALL_TOOLS: SAP tools offered directly, not only inside execute_code
 	CodeTimeout      time.Duration // EXECUTE_CODE_TIMEOUT: wall clock of one script
 	CodeMaxSteps     int           // EXECUTE_CODE_MAX_STEPS: Starlark execution steps of one script
+	SandboxPoolSize  int           // SANDBOX_POOL_SIZE: sandbox processes per worker (scripts running at once)
+	SandboxMemoryMB  int           // SANDBOX_MEMORY_MB: memory a script may use in its sandbox
 	SAPSimAddr       string        // SAPSIM_ADDR: where `sapagent sapsim` and the dev stack serve the simulator
 	SAPSimLatency    time.Duration // SAPSIM_LATENCY: added to every simulated call
 	SAPSimErrorRate  float64       // SAPSIM_ERROR_RATE: share of simulated calls failing with 503
@@ -198,6 +200,8 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.WorkerStopGrace = r.duration("WORKER_STOP_GRACE", 30*time.Second)
 	c.RunEvents = r.integer("CONVERSATION_RUN_EVENTS", 3800)
 	c.CodeMaxSteps = r.integer("EXECUTE_CODE_MAX_STEPS", 5_000_000)
+	c.SandboxPoolSize = r.integer("SANDBOX_POOL_SIZE", 4)
+	c.SandboxMemoryMB = r.integer("SANDBOX_MEMORY_MB", 256)
 	c.SAPSimAddr = r.str("SAPSIM_ADDR", "127.0.0.1:8090")
 	c.SAPSimLatency = r.duration("SAPSIM_LATENCY", 0)
 	if v := r.str("SAPSIM_ERROR_RATE", "0"); v != "" {
@@ -248,6 +252,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if c.ConnectorTimeout <= 0 || c.CodeTimeout <= 0 || c.CodeMaxSteps <= 0 {
 		return Config{}, fmt.Errorf("CONNECTOR_TIMEOUT, EXECUTE_CODE_TIMEOUT and EXECUTE_CODE_MAX_STEPS must be positive")
+	}
+	if c.SandboxPoolSize <= 0 || c.SandboxMemoryMB < 16 {
+		return Config{}, fmt.Errorf("SANDBOX_POOL_SIZE must be positive and SANDBOX_MEMORY_MB at least 16, got %d and %d", c.SandboxPoolSize, c.SandboxMemoryMB)
 	}
 	if c.MaxMessageBytes <= 0 {
 		return Config{}, fmt.Errorf("MAX_MESSAGE_BYTES must be positive, got %d", c.MaxMessageBytes)

@@ -26,6 +26,8 @@ func TestDefaultsRunOfflineOnADevMachine(t *testing.T) {
 	assert.Equal(t, 7*24*time.Hour, c.IdleTimeout)
 	assert.Equal(t, 250*time.Millisecond, c.RateLimitTimeout)
 	assert.Equal(t, 3*time.Second, c.TemporalCallTimeout)
+	assert.Equal(t, 4, c.SandboxPoolSize)
+	assert.Equal(t, 256, c.SandboxMemoryMB)
 }
 
 func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
@@ -46,6 +48,8 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		"EXECUTE_CODE_TIMEOUT":  {"EXECUTE_CODE_TIMEOUT": "soon"},
 		"RATE_LIMIT_TIMEOUT":    {"RATE_LIMIT_TIMEOUT": "0s"},
 		"TEMPORAL_CALL_TIMEOUT": {"TEMPORAL_CALL_TIMEOUT": "-1s"},
+		"SANDBOX_POOL_SIZE":     {"SANDBOX_POOL_SIZE": "0"},
+		"SANDBOX_MEMORY_MB":     {"SANDBOX_MEMORY_MB": "8"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(env(vars))

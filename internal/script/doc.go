@@ -208,7 +208,7 @@ func oneLine(s string) string {
 // signature (keyword parameters with types, required first), description, parameter notes and
 // return shape, then the sandbox rules and limits.
 func Documentation(helpers []Helper, limits Limits) string {
-	limits = limits.withDefaults()
+	limits = limits.WithDefaults()
 	var b strings.Builder
 	b.WriteString("Runs a short script in a sandbox. The language is Starlark, a small dialect of Python. " +
 		"The script's only capabilities are the helper functions below (each one is one of your tools) " +
@@ -248,7 +248,7 @@ Rules:
 - Starlark is not full Python: no import or load(), no try/except/raise, no classes, no f-strings (use "%%s" %% x or "{}".format(x)), no recursion (use loops), no generators or with. while loops, top-level if/for/while, set([...]) and comprehensions work; iterate over a string's characters with s.elems().
 - There is no file, network, clock or randomness access; helpers are the only way to reach data.
 - A helper that fails stops the script with "helper <name> failed: <message>"; output printed before that is kept.
-- Limits per run: %d execution steps, %s wall-clock time, %d bytes of printed output plus result, %d helper calls. Exceeding one stops the script with an error.
-`, limits.MaxSteps, limits.Timeout, limits.MaxOutput, limits.MaxCalls)
+- Limits per run: %d execution steps, %s wall-clock time, %d bytes of printed output plus result, %d helper calls, and a memory limit (one string built with + or * holds at most %d MiB, one list %d elements). Exceeding one stops the script with an error.
+`, limits.MaxSteps, limits.Timeout, limits.MaxOutput, limits.MaxCalls, maxStringBytes>>20, maxListElems)
 	return b.String()
 }

@@ -1,5 +1,6 @@
-// Package script is the sandbox behind the agent's execute_code tool: a Python-dialect script
-// (Starlark) whose only capabilities are "helpers", the agent's tools exposed as functions.
+// Package script is the interpreter behind the agent's execute_code tool: a Python-dialect
+// script (Starlark) whose only capabilities are "helpers", the agent's tools exposed as
+// functions. Workers run it inside sandbox processes (internal/sandbox), not in their own.
 //
 // A script cannot import or load anything and has no file, network, clock or randomness; the
 // only predeclared names besides the Starlark built-ins are the helpers and the json and math
@@ -18,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	starjson "go.starlark.net/lib/json"
 	starmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -34,8 +34,10 @@ type Helper struct {
 }
 
 // Call runs one helper with its keyword arguments (JSON-like values: string, json.Number or
-// float64/int64, bool, nil, []any, map[string]any) and returns a JSON-like value.
-type Call func(ctx context.Context, helper string, args map[string]any) (any, error)
+// float64/int64, bool, nil, []any, map[string]any) and returns a JSON-like value. n is the
+// ordinal of the call within the run (0, 1, 2, …), from which a caller can derive a per-call
+// idempotency key.
+type Call func(ctx context.Context, n int, helper string, args map[string]any) (any, error)
 
 // Limits bound one run. Zero (or negative) fields take the defaults.
 type Limits struct {
@@ -43,6 +45,10 @@ type Limits struct {
 	Timeout   time.Duration // wall clock (default 60s)
 	MaxOutput int           // bytes of printed output + result (default 64 KiB)
 	MaxCalls  int           // helper calls per run (default 200)
+	// MaxMemory bounds how much the Go heap may grow while the script runs (default 1 GiB).
+	// Starlark has no allocation accounting, so the run samples the heap of the whole process:
+	// meaningful where one script runs per process, as in the sandbox pool.
+	MaxMemory uint64
 }
 
 // Defaults of Limits.
@@ -51,9 +57,11 @@ const (
 	DefaultTimeout   = 60 * time.Second
 	DefaultMaxOutput = 64 << 10
 	DefaultMaxCalls  = 200
+	DefaultMaxMemory = 1 << 30
 )
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults fills the zero fields with the defaults.
+func (l Limits) WithDefaults() Limits {
 	if l.MaxSteps == 0 {
 		l.MaxSteps = DefaultMaxSteps
 	}
@@ -65,6 +73,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxCalls <= 0 {
 		l.MaxCalls = DefaultMaxCalls
+	}
+	if l.MaxMemory == 0 {
+		l.MaxMemory = DefaultMaxMemory
 	}
 	return l
 }
@@ -101,21 +112,18 @@ const filename = "script"
 const (
 	// maxArgBytes bounds the (JSON-encoded) size of one helper call's arguments.
 	maxArgBytes = 1 << 20
-	// memoryPoll is how often a run samples the Go heap.
-	memoryPoll = 10 * time.Millisecond
+	// memoryPoll is how often a run samples the Go heap (a loop can allocate a few MiB per
+	// millisecond).
+	memoryPoll = 2 * time.Millisecond
 )
-
-// memoryBudget bounds how much the Go heap may grow while a script runs. Starlark has no
-// allocation accounting, so each run samples the process heap and stops the script when it has
-// grown by more than this since the run started (a variable so tests can lower it).
-var memoryBudget uint64 = 1 << 30
 
 // errOwnTimeout is the cause of the run's own deadline (as opposed to the caller's).
 var errOwnTimeout = errors.New("script timeout")
 
-// predeclaredModules are the only names besides helpers and Starlark built-ins.
+// predeclaredModules are the only names besides helpers and Starlark built-ins (and the
+// guards, which scripts cannot name).
 var predeclaredModules = starlark.StringDict{
-	"json": starjson.Module,
+	"json": jsonModule,
 	"math": starmath.Module,
 }
 
@@ -153,7 +161,7 @@ type run struct {
 // err != nil. Run never panics, returns once the script has stopped (no goroutine outlives it)
 // and may be called concurrently.
 func Run(ctx context.Context, code string, helpers []Helper, call Call, limits Limits) (res Result, err error) {
-	limits = limits.withDefaults()
+	limits = limits.WithDefaults()
 	r := &run{call: call, limits: limits, start: time.Now(), lines: strings.Split(code, "\n")}
 	defer func() {
 		if p := recover(); p != nil {
@@ -199,7 +207,7 @@ func Run(ctx context.Context, code string, helpers []Helper, call Call, limits L
 		watcher.Wait()
 	}()
 
-	globals, execErr := starlark.ExecFileOptions(fileOptions, thread, filename, code, predeclared)
+	globals, execErr := r.exec(code, predeclared)
 	res = r.result()
 	if execErr != nil {
 		return res, r.explain(execErr)
@@ -218,10 +226,30 @@ func Run(ctx context.Context, code string, helpers []Helper, call Call, limits L
 	return res, nil
 }
 
+// exec parses the script, routes its + and * through the size guards, and runs it.
+func (r *run) exec(code string, predeclared starlark.StringDict) (starlark.StringDict, error) {
+	f, err := fileOptions.Parse(filename, code, 0)
+	if err != nil {
+		return nil, err
+	}
+	g := &guard{}
+	f.Stmts = g.stmts(f.Stmts)
+	prog, err := starlark.FileProgram(f, predeclared.Has)
+	if err != nil {
+		return nil, err
+	}
+	globals, err := prog.Init(r.thread, predeclared)
+	globals.Freeze()
+	return globals, err
+}
+
 // predeclared builds the script's environment: the modules plus one builtin per helper.
 func (r *run) predeclared(helpers []Helper) (starlark.StringDict, error) {
-	env := make(starlark.StringDict, len(predeclaredModules)+len(helpers))
+	env := make(starlark.StringDict, len(predeclaredModules)+len(guards)+len(helpers))
 	for name, v := range predeclaredModules {
+		env[name] = v
+	}
+	for name, v := range guards {
 		env[name] = v
 	}
 	for _, h := range helpers {
@@ -259,7 +287,7 @@ func (r *run) stopped() error {
 	return r.reason
 }
 
-// watch stops the script when the context ends or the heap grows past memoryBudget, until done.
+// watch stops the script when the context ends or the heap grows past MaxMemory, until done.
 func (r *run) watch(done <-chan struct{}) {
 	base := heapBytes()
 	tick := time.NewTicker(memoryPoll)
@@ -272,8 +300,8 @@ func (r *run) watch(done <-chan struct{}) {
 			r.halt(r.ctxReason())
 			return
 		case <-tick.C:
-			if h := heapBytes(); h > base && h-base > memoryBudget {
-				r.halt(stop(fmt.Sprintf("script used too much memory (more than %d MiB)", memoryBudget>>20), "work on smaller pieces of data"))
+			if h := heapBytes(); h > base && h-base > r.limits.MaxMemory {
+				r.halt(stop(fmt.Sprintf("script used too much memory (more than %d MiB)", r.limits.MaxMemory>>20), "work on smaller pieces of data"))
 				return
 			}
 		}
@@ -359,7 +387,7 @@ func (r *run) builtin(h Helper) *starlark.Builtin {
 			return nil, fmt.Errorf("helper %s failed: helpers are not available in this run", h.Name)
 		}
 		start := time.Now()
-		out, err := r.invoke(h.Name, in)
+		out, err := r.invoke(len(r.calls), h.Name, in)
 		rec := CallRecord{Helper: h.Name, Args: in, Duration: time.Since(start)}
 		if err != nil {
 			rec.Err = err.Error()
@@ -380,13 +408,13 @@ func (r *run) builtin(h Helper) *starlark.Builtin {
 }
 
 // invoke calls the helper, turning a panic in its implementation into an error.
-func (r *run) invoke(name string, args map[string]any) (out any, err error) {
+func (r *run) invoke(n int, name string, args map[string]any) (out any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = nil, fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	return r.call(r.ctx, name, args)
+	return r.call(r.ctx, n, name, args)
 }
 
 func callExample(name string, params []string) string {

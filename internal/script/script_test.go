@@ -49,7 +49,7 @@ type fakeSAP struct {
 	result any  // echo() without arguments returns this when set
 }
 
-func (f *fakeSAP) call(ctx context.Context, helper string, args map[string]any) (any, error) {
+func (f *fakeSAP) call(ctx context.Context, _ int, helper string, args map[string]any) (any, error) {
 	switch helper {
 	case "sap_read_table":
 		if f.block {
@@ -283,11 +283,8 @@ func TestOutputAndCallsSurviveAFailure(t *testing.T) {
 }
 
 func TestMemoryBombIsStopped(t *testing.T) {
-	old := memoryBudget
-	memoryBudget = 64 << 20
-	defer func() { memoryBudget = old }()
 	start := time.Now()
-	_, err := Run(context.Background(), "l = []\nfor i in range(100000000):\n    l.append(\"x\" * 10000 + str(i))", nil, nil, Limits{MaxSteps: 1 << 62, Timeout: 20 * time.Second})
+	_, err := Run(context.Background(), "l = []\nfor i in range(100000000):\n    l.append(\"x\" * 10000 + str(i))", nil, nil, Limits{MaxSteps: 1 << 62, Timeout: 20 * time.Second, MaxMemory: 64 << 20})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "script used too much memory (more than 64 MiB)")
 	assert.Less(t, time.Since(start), 10*time.Second)

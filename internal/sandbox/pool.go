@@ -1,0 +1,222 @@
+// Package sandbox runs execute_code scripts outside the worker process, in a pool of
+// pre-warmed sandbox processes.
+//
+// A sandbox is the worker's own binary re-executed with an empty environment in an empty
+// directory, in its own network namespace where the system allows it, with a hard memory
+// limit (address space), a CPU-time limit, no core dumps, no files it can open or write, and a
+// 64 MiB stack. It runs internal/script's interpreter and nothing else. Helper calls go back
+// to the parent over the pipe, and the parent runs them: a sandbox holds no credentials and
+// needs no network. So a script that crashes, exhausts memory or spins can only kill its own
+// sandbox. The parent kills a sandbox at the script's wall-clock deadline, reports why it
+// ended as the script's error, and starts a replacement in the background; a sandbox whose
+// script ended normally serves the next one.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/sapagent/sapagent/internal/script"
+)
+
+// Options configure a pool. Zero fields take the defaults.
+type Options struct {
+	// Size is the number of sandbox processes, kept started ahead of need; it is also the most
+	// scripts running at once (more wait for a free sandbox). Default 4.
+	Size int
+	// MemoryMB is how much memory a script may add to its sandbox. Default 256.
+	MemoryMB int
+	Log      *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultSize     = 4
+	DefaultMemoryMB = 256
+)
+
+// Pool runs scripts in sandbox processes. Its methods are safe for concurrent use.
+type Pool struct {
+	memory uint64 // bytes
+	log    *slog.Logger
+	exe    string
+	dir    string // the sandboxes' working directory: empty
+
+	slots chan *slot
+
+	mu        sync.Mutex
+	closed    bool
+	procs     map[*proc]struct{}
+	isolation int // index into isolations of the strongest that works here
+	starting  sync.WaitGroup
+}
+
+// slot is one of the pool's Size places; proc is nil until a sandbox is started for it.
+type slot struct{ proc *proc }
+
+// New creates a pool and starts its sandboxes in the background, so the first script does not
+// wait for one.
+func New(o Options) (*Pool, error) {
+	if o.Size <= 0 {
+		o.Size = DefaultSize
+	}
+	if o.MemoryMB <= 0 {
+		o.MemoryMB = DefaultMemoryMB
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	exe, err := executable()
+	if err != nil {
+		return nil, fmt.Errorf("script sandbox: cannot find the executable to start: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "sapagent-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("script sandbox: %w", err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		return nil, fmt.Errorf("script sandbox: %w", err)
+	}
+	p := &Pool{memory: uint64(o.MemoryMB) << 20, log: o.Log, exe: exe, dir: dir,
+		slots: make(chan *slot, o.Size), procs: map[*proc]struct{}{}}
+	for range o.Size {
+		p.refill(&slot{})
+	}
+	return p, nil
+}
+
+// MemoryMB is the memory limit of a sandbox.
+func (p *Pool) MemoryMB() int { return int(p.memory >> 20) }
+
+// Run runs a script in a sandbox, like script.Run in this process: call runs here, once per
+// helper call the script makes. A script that kills its sandbox ends with an error saying why
+// (with the helper calls made before), never with a crash of the caller.
+func (p *Pool) Run(ctx context.Context, code string, helpers []script.Helper, call script.Call, limits script.Limits) (script.Result, error) {
+	limits = limits.WithDefaults()
+	if ctx.Err() != nil {
+		return script.Result{}, fmt.Errorf("script not run: %v", context.Cause(ctx))
+	}
+	// A sandbox may call only the helpers the script names (what approval was asked for), even
+	// if its interpreter were subverted. A script that does not parse fails in the sandbox.
+	names := make([]string, len(helpers))
+	for i, h := range helpers {
+		names[i] = h.Name
+	}
+	refs, _ := script.Referenced(code, names)
+	allowed := make(map[string]bool, len(refs))
+	for _, name := range refs {
+		allowed[name] = true
+	}
+	var s *slot
+	select {
+	case s = <-p.slots:
+	case <-ctx.Done():
+		return script.Result{}, fmt.Errorf("script not run: %v (waiting for a free sandbox)", context.Cause(ctx))
+	}
+	if s.proc == nil || !s.proc.alive() {
+		pr, err := p.start()
+		if err != nil {
+			p.slots <- s
+			return script.Result{}, fmt.Errorf("script not run: the script sandbox could not start: %v", err)
+		}
+		s.proc = pr
+	}
+	res, err, reusable := s.proc.run(ctx, code, helpers, allowed, call, limits)
+	if reusable && s.proc.alive() && !s.proc.bloated() {
+		p.slots <- s
+	} else {
+		if !reusable {
+			p.log.Info("script sandbox replaced", "why", err)
+		}
+		p.retire(s.proc)
+		s.proc = nil
+		p.refill(s)
+	}
+	return res, err
+}
+
+// Close stops every sandbox. Scripts still running end with an error.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	procs := p.procs
+	p.procs = map[*proc]struct{}{}
+	p.mu.Unlock()
+	for pr := range procs {
+		pr.stop()
+	}
+	p.starting.Wait()
+	_ = os.RemoveAll(p.dir)
+}
+
+// refill starts a sandbox for s in the background and then offers s to scripts. If the start
+// fails, s is offered empty and the next script starts one (and reports the failure).
+func (p *Pool) refill(s *slot) {
+	p.starting.Add(1)
+	go func() {
+		defer p.starting.Done()
+		pr, err := p.start()
+		if err != nil && !errors.Is(err, errClosed) {
+			p.log.Warn("script sandbox did not start", "error", err)
+		}
+		s.proc = pr
+		p.slots <- s
+	}()
+}
+
+var errClosed = errors.New("the script sandbox pool is closed")
+
+// start starts one sandbox with the strongest isolation that works here.
+func (p *Pool) start() (*proc, error) {
+	p.mu.Lock()
+	level := p.isolation
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	for {
+		pr, err := startProc(p.exe, p.dir, isolations[level].attr(), p.memory)
+		if err == nil {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.closed {
+				pr.stop()
+				return nil, errClosed
+			}
+			p.procs[pr] = struct{}{}
+			return pr, nil
+		}
+		var se *startError
+		if !errors.As(err, &se) || level == len(isolations)-1 {
+			return nil, err
+		}
+		// The system refused this isolation (no privilege for namespaces): use the next one.
+		p.mu.Lock()
+		if p.isolation == level {
+			p.isolation = level + 1
+			p.log.Info("script sandbox: falling back to weaker isolation", "unavailable", isolations[level].name, "error", se.err, "using", isolations[level+1].name)
+		}
+		level = p.isolation
+		p.mu.Unlock()
+	}
+}
+
+// Isolation names how sandboxes are isolated on this system (after the first start).
+func (p *Pool) Isolation() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return isolations[p.isolation].name
+}
+
+func (p *Pool) retire(pr *proc) {
+	p.mu.Lock()
+	delete(p.procs, pr)
+	p.mu.Unlock()
+	pr.stop()
+}
