@@ -439,10 +439,10 @@ func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int
 		StartToCloseTimeout: 10 * time.Minute,
 		// The activity heartbeats every second from its start, so a crashed worker's attempt
 		// is retried within a few seconds.
-		HeartbeatTimeout:    3 * time.Second,
+		HeartbeatTimeout:    2500 * time.Millisecond,
 		WaitForCancellation: true, // a stopped reply saves its partial text before the turn ends
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        500 * time.Millisecond,
+			InitialInterval:        200 * time.Millisecond,
 			BackoffCoefficient:     2,
 			MaximumInterval:        10 * time.Second,
 			NonRetryableErrorTypes: []string{ErrTypeModelRejected, ErrTypeModelUnavailable, ErrTypeBadInput},
