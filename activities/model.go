@@ -24,7 +24,7 @@ import (
 
 // modelHeartbeat is how often the model activity tells Temporal it is alive, from its first
 // moment (a slow first token or a long transcript load must not look like a crash; the
-// workflow's heartbeat timeout is 3 s) and how a stop reaches it.
+// workflow's heartbeat timeout is 2.5 s) and how a stop reaches it.
 var modelHeartbeat = time.Second
 
 // GenerateReply streams one assistant reply: deltas go to the agent's topic as they arrive,
