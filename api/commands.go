@@ -22,8 +22,9 @@ type command struct {
 }
 
 // readCommands reads client frames (commands, pongs, close) until the client goes; each
-// command is answered with {"type":"ack"|"command_error", "request_id", ...}.
-func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws *wsSink, agent store.Agent, user string) {
+// command is answered with {"type":"ack"|"command_error", "request_id", ...}. Each command
+// first re-checks the caller's access (g); a refusal also closes the stream (4001/4003).
+func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws *wsSink, agent store.Agent, user string, g *streamGuard) {
 	defer cancel()
 	conn := ws.conn
 	conn.SetReadLimit(int64(6*s.MaxMessageBytes + 4096))
@@ -40,15 +41,16 @@ func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws
 		}
 		var cmd command
 		var o outcome
+		var end accessEnd // set when the caller lost access: the stream closes after the reply
 		switch {
 		case json.Unmarshal(raw, &cmd) != nil:
 			o = failure(http.StatusBadRequest, "invalid_json", "command is not a JSON object")
 		case cmd.Type == "message":
-			o = s.commandAllowed(ctx, user, func() outcome { return s.deliver(ctx, agent, user, cmd.sendMessageRequest) })
+			o, end = s.commandAllowed(ctx, g, func() outcome { return s.deliver(ctx, agent, user, cmd.sendMessageRequest) })
 		case cmd.Type == "approve":
-			o = s.commandAllowed(ctx, user, func() outcome { return s.decide(ctx, agent, cmd.approveRequest) })
+			o, end = s.commandAllowed(ctx, g, func() outcome { return s.decide(ctx, agent, cmd.approveRequest) })
 		case cmd.Type == "stop":
-			o = s.commandAllowed(ctx, user, func() outcome { return s.stop(ctx, agent) })
+			o, end = s.commandAllowed(ctx, g, func() outcome { return s.stop(ctx, agent) })
 		default:
 			o = failure(http.StatusBadRequest, "unknown_command", "type must be message, approve or stop")
 		}
@@ -60,13 +62,20 @@ func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws
 		if ws.write(out) != nil {
 			return
 		}
+		if end.code != 0 {
+			g.end(end) // the relay writes the close frame; this goroutine reads the client's answer
+		}
 	}
 }
 
-// commandAllowed applies the same per-user rate limit as the REST mutations.
-func (s *Server) commandAllowed(ctx context.Context, user string, run func() outcome) outcome {
-	if ok, retry := s.allowMutation(ctx, user); !ok {
-		return failure(http.StatusTooManyRequests, "rate_limited", "too many changes; retry after "+retry.String())
+// commandAllowed makes the checks a REST mutation's request would pass: the token and
+// membership (commandAccess), then the same per-user rate limit.
+func (s *Server) commandAllowed(ctx context.Context, g *streamGuard, run func() outcome) (outcome, accessEnd) {
+	if refusal, end := s.commandAccess(ctx, g); refusal.status != 0 {
+		return refusal, end
 	}
-	return run()
+	if ok, retry := s.allowMutation(ctx, g.key.user); !ok {
+		return failure(http.StatusTooManyRequests, "rate_limited", "too many changes; retry after "+retry.String()), accessEnd{}
+	}
+	return run(), accessEnd{}
 }

@@ -15,10 +15,16 @@ import (
 	"github.com/sapagent/sapagent/internal/auth"
 )
 
-const userKey = "sapagent.user"
+const (
+	userKey    = "sapagent.user"
+	expiresKey = "sapagent.expires"
+)
 
 // userOf is the authenticated caller (the token's sub).
 func userOf(c *gin.Context) string { return c.GetString(userKey) }
+
+// expiryOf is when the caller's token expires (its exp claim): event streams end there.
+func expiryOf(c *gin.Context) time.Time { return c.GetTime(expiresKey) }
 
 // authenticate accepts "Authorization: Bearer <jwt>"; for WebSocket and SSE, whose browser
 // APIs cannot set headers, also the subprotocol pair "bearer, <jwt>" or ?access_token=.
@@ -29,7 +35,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		fail(c, http.StatusUnauthorized, "unauthorized", "missing bearer token")
 		return
 	}
-	user, err := s.Auth.Verify(token)
+	id, err := s.Auth.Identify(token)
 	if err != nil {
 		var ae *auth.Error
 		reason := "invalid token"
@@ -40,7 +46,8 @@ func (s *Server) authenticate(c *gin.Context) {
 		fail(c, http.StatusUnauthorized, "unauthorized", reason)
 		return
 	}
-	c.Set(userKey, user)
+	c.Set(userKey, id.User)
+	c.Set(expiresKey, id.Expires)
 	c.Next()
 }
 

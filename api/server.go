@@ -55,6 +55,10 @@ type Server struct {
 	// TemporalTimeout bounds each call to Temporal made while answering a request; past it
 	// the request gets 503 with Retry-After.
 	TemporalTimeout time.Duration
+	// AccessCheckEvery is how often open event streams re-check that their caller is still a
+	// member (STREAM_ACCESS_CHECK_INTERVAL; DefaultAccessCheckEvery when zero).
+	AccessCheckEvery time.Duration
+	access           accessWatch // open streams by (workspace, user), for that check
 }
 
 // Router builds the gin engine with every route.

@@ -108,9 +108,12 @@ func (s *Server) workspaceSocket(c *gin.Context) {
 	if !ok {
 		return
 	}
+	user, expires := userOf(c), expiryOf(c)
 	s.serveSocket(c, l, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
 		go drainReads(ws.conn, cancel)
-		s.relayTopic(ctx, topic, after, l, ws, func(ctx context.Context, head events.Cursor) (gin.H, error) {
+		g := s.guardStream(w.ID, user, expires)
+		defer s.releaseStream(g)
+		s.relayTopic(ctx, topic, after, l, ws, g.ended, func(ctx context.Context, head events.Cursor) (gin.H, error) {
 			return gin.H{"type": "init", "seq": head.Seq, "epoch": head.Epoch, "workspace": w}, nil
 		})
 	})
@@ -156,10 +159,12 @@ func (s *Server) agentSocket(c *gin.Context) {
 	if !ok {
 		return
 	}
-	user := userOf(c)
+	user, expires := userOf(c), expiryOf(c)
 	s.serveSocket(c, l, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
-		go s.readCommands(ctx, cancel, ws, agent, user)
-		s.relay(ctx, agent, after, l, ws)
+		g := s.guardStream(agent.WorkspaceID, user, expires)
+		defer s.releaseStream(g)
+		go s.readCommands(ctx, cancel, ws, agent, user, g)
+		s.relay(ctx, agent, after, l, ws, g.ended)
 	})
 }
 
@@ -180,14 +185,17 @@ func (s *Server) agentEvents(c *gin.Context) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	w.Flush()
-	s.relay(c.Request.Context(), agent, cursor, l, &sseSink{w: w})
+	g := s.guardStream(agent.WorkspaceID, userOf(c), expiryOf(c))
+	defer s.releaseStream(g)
+	s.relay(c.Request.Context(), agent, cursor, l, &sseSink{w: w}, g.ended)
 }
 
 // relay sends init (or the backlog after `after`), then live events, each once and in seq
-// order; gaps in the live stream are filled from the log.
-func (s *Server) relay(ctx context.Context, agent store.Agent, after events.Cursor, l *events.Listener, out sink) {
+// order; gaps in the live stream are filled from the log. It ends, with the close code, when
+// the caller's access does (ended).
+func (s *Server) relay(ctx context.Context, agent store.Agent, after events.Cursor, l *events.Listener, out sink, ended <-chan accessEnd) {
 	topic := events.AgentTopic(agent.ID.String())
-	s.relayTopic(ctx, topic, after, l, out, func(ctx context.Context, head events.Cursor) (gin.H, error) {
+	s.relayTopic(ctx, topic, after, l, out, ended, func(ctx context.Context, head events.Cursor) (gin.H, error) {
 		return s.snapshot(ctx, agent, topic, head)
 	})
 }
@@ -196,7 +204,7 @@ func (s *Server) relay(ctx context.Context, agent store.Agent, after events.Curs
 // and a seq: an event of another epoch means Redis lost the topic and numbering restarted, so
 // the client is told to resynchronise rather than handed the new numbering as a continuation.
 func (s *Server) relayTopic(ctx context.Context, topic string, after events.Cursor, l *events.Listener, out sink,
-	snapshot func(context.Context, events.Cursor) (gin.H, error)) {
+	ended <-chan accessEnd, snapshot func(context.Context, events.Cursor) (gin.H, error)) {
 	pos, err := s.streamHead(ctx, topic, after, out, snapshot)
 	if err != nil {
 		out.close(websocket.CloseInternalServerErr, "could not load the conversation")
@@ -211,8 +219,14 @@ func (s *Server) relayTopic(ctx context.Context, topic string, after events.Curs
 		out.close(CloseResync, "events were lost; reconnect without after for a fresh init")
 	}
 	for {
-		// A client that fell behind is told so before anything else: the events it still has
-		// buffered end where its resume cursor says.
+		// A client that lost access gets nothing more; one that fell behind is told so before
+		// anything else: the events it still has buffered end where its resume cursor says.
+		select {
+		case e := <-ended:
+			out.close(e.code, e.reason)
+			return
+		default:
+		}
 		select {
 		case <-l.Overflow:
 			slow()
@@ -221,6 +235,9 @@ func (s *Server) relayTopic(ctx context.Context, topic string, after events.Curs
 		}
 		select {
 		case <-ctx.Done():
+			return
+		case e := <-ended:
+			out.close(e.code, e.reason)
 			return
 		case <-ping.C:
 			if out.ping() != nil {
@@ -256,6 +273,9 @@ func (s *Server) relayTopic(ctx context.Context, topic string, after events.Curs
 					}
 				}
 				select {
+				case e := <-ended:
+					out.close(e.code, e.reason)
+					return
 				case <-l.Overflow:
 					slow()
 					return

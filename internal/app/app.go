@@ -158,7 +158,7 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		Store: d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
 		Auth: verifier, Limiter: redis_rate.NewLimiter(d.limiterRedis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
-		RateLimitTimeout: c.RateLimitTimeout, TemporalTimeout: c.TemporalCallTimeout,
+		RateLimitTimeout: c.RateLimitTimeout, TemporalTimeout: c.TemporalCallTimeout, AccessCheckEvery: c.StreamAccessCheck,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
 		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
 		Production: c.Environment == "production", SAP: resolver, RunEvents: c.RunEvents,

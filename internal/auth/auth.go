@@ -71,29 +71,42 @@ func (e *Error) Error() string { return e.Reason }
 
 // Verify returns the token's user (sub) or an *Error saying what is wrong.
 func (v *Verifier) Verify(token string) (string, error) {
+	id, err := v.Identify(token)
+	return id.User, err
+}
+
+// Identity is who a valid token speaks for, and until when.
+type Identity struct {
+	User    string
+	Expires time.Time // the token's exp, without Leeway: long-lived connections end here
+}
+
+// Identify is Verify that also returns the token's expiry.
+func (v *Verifier) Identify(token string) (Identity, error) {
 	claims := jwt.RegisteredClaims{}
 	_, err := v.parser.ParseWithClaims(token, &claims, v.key)
 	switch {
 	case err == nil:
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return "", &Error{"token has expired"}
+		return Identity{}, &Error{"token has expired"}
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
-		return "", &Error{"token signature or algorithm is not accepted"}
+		return Identity{}, &Error{"token signature or algorithm is not accepted"}
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
-		return "", &Error{"token audience is not accepted"}
+		return Identity{}, &Error{"token audience is not accepted"}
 	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		return "", &Error{"token issuer is not accepted"}
+		return Identity{}, &Error{"token issuer is not accepted"}
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return "", &Error{"token lacks a required claim (exp)"}
+		return Identity{}, &Error{"token lacks a required claim (exp)"}
 	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		return "", &Error{"token is not valid yet"}
+		return Identity{}, &Error{"token is not valid yet"}
 	default:
-		return "", &Error{"token is malformed"}
+		return Identity{}, &Error{"token is malformed"}
 	}
 	if claims.Subject == "" || len(claims.Subject) > 200 {
-		return "", &Error{"token has no usable subject (sub)"}
+		return Identity{}, &Error{"token has no usable subject (sub)"}
 	}
-	return claims.Subject, nil
+	// exp is required by the parser, so ExpiresAt is set.
+	return Identity{User: claims.Subject, Expires: claims.ExpiresAt.Time}, nil
 }
 
 func (v *Verifier) key(t *jwt.Token) (any, error) {

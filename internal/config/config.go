@@ -55,6 +55,9 @@ type Config struct {
 	// TemporalCallTimeout bounds one API call to Temporal (TEMPORAL_CALL_TIMEOUT): past it the
 	// API answers 503 with Retry-After instead of hanging while Temporal is unreachable.
 	TemporalCallTimeout time.Duration
+	// StreamAccessCheck is how often open event streams re-check that their caller is still a
+	// member of the workspace (STREAM_ACCESS_CHECK_INTERVAL).
+	StreamAccessCheck time.Duration
 
 	// Providers are the model endpoints: "openai" (OPENAI_*), "offline" (OFFLINE_LLM_URL) and
 	// any PROVIDER_<NAME>_BASE_URL / _API_KEY / _MODELS.
@@ -191,6 +194,7 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.RateLimitPerMinute = r.integer("RATE_LIMIT_PER_MINUTE", 60)
 	c.RateLimitTimeout = r.duration("RATE_LIMIT_TIMEOUT", 250*time.Millisecond)
 	c.TemporalCallTimeout = r.duration("TEMPORAL_CALL_TIMEOUT", 3*time.Second)
+	c.StreamAccessCheck = r.duration("STREAM_ACCESS_CHECK_INTERVAL", 15*time.Second)
 	c.MaxLoopSteps = r.integer("MAX_LOOP_STEPS", 25)
 	c.ApprovalTimeout = r.duration("APPROVAL_TIMEOUT", 24*time.Hour)
 	c.MaxQueued = r.integer("MAX_QUEUED_MESSAGES", 20)
@@ -247,8 +251,8 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	if c.RunEvents < 100 || c.RunEvents > 40000 {
 		return c, fmt.Errorf("CONVERSATION_RUN_EVENTS must be between 100 and 40000 (Temporal ends a run at 51,200 events)")
 	}
-	if c.RateLimitTimeout <= 0 || c.TemporalCallTimeout <= 0 {
-		return Config{}, fmt.Errorf("RATE_LIMIT_TIMEOUT and TEMPORAL_CALL_TIMEOUT must be positive")
+	if c.RateLimitTimeout <= 0 || c.TemporalCallTimeout <= 0 || c.StreamAccessCheck <= 0 {
+		return Config{}, fmt.Errorf("RATE_LIMIT_TIMEOUT, TEMPORAL_CALL_TIMEOUT and STREAM_ACCESS_CHECK_INTERVAL must be positive")
 	}
 	if c.ConnectorTimeout <= 0 || c.CodeTimeout <= 0 || c.CodeMaxSteps <= 0 {
 		return Config{}, fmt.Errorf("CONNECTOR_TIMEOUT, EXECUTE_CODE_TIMEOUT and EXECUTE_CODE_MAX_STEPS must be positive")

@@ -26,6 +26,7 @@ func TestDefaultsRunOfflineOnADevMachine(t *testing.T) {
 	assert.Equal(t, 7*24*time.Hour, c.IdleTimeout)
 	assert.Equal(t, 250*time.Millisecond, c.RateLimitTimeout)
 	assert.Equal(t, 3*time.Second, c.TemporalCallTimeout)
+	assert.Equal(t, 15*time.Second, c.StreamAccessCheck)
 	assert.Equal(t, 4, c.SandboxPoolSize)
 	assert.Equal(t, 256, c.SandboxMemoryMB)
 }
@@ -39,17 +40,18 @@ func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
 
 func TestMalformedValuesNameTheVariable(t *testing.T) {
 	for name, vars := range map[string]map[string]string{
-		"MAX_MESSAGE_BYTES":     {"MAX_MESSAGE_BYTES": "lots"},
-		"AGENT_IDLE_TIMEOUT":    {"AGENT_IDLE_TIMEOUT": "a week"},
-		"PRIMARY_MODEL":         {"PRIMARY_MODEL": "gpt-4o"},
-		"ENVIRONMENT":           {"ENVIRONMENT": "staging"},
-		"SAPSIM_ERROR_RATE":     {"SAPSIM_ERROR_RATE": "1.5"},
-		"CONNECTOR_TIMEOUT":     {"CONNECTOR_TIMEOUT": "0s"},
-		"EXECUTE_CODE_TIMEOUT":  {"EXECUTE_CODE_TIMEOUT": "soon"},
-		"RATE_LIMIT_TIMEOUT":    {"RATE_LIMIT_TIMEOUT": "0s"},
-		"TEMPORAL_CALL_TIMEOUT": {"TEMPORAL_CALL_TIMEOUT": "-1s"},
-		"SANDBOX_POOL_SIZE":     {"SANDBOX_POOL_SIZE": "0"},
-		"SANDBOX_MEMORY_MB":     {"SANDBOX_MEMORY_MB": "8"},
+		"MAX_MESSAGE_BYTES":            {"MAX_MESSAGE_BYTES": "lots"},
+		"AGENT_IDLE_TIMEOUT":           {"AGENT_IDLE_TIMEOUT": "a week"},
+		"PRIMARY_MODEL":                {"PRIMARY_MODEL": "gpt-4o"},
+		"ENVIRONMENT":                  {"ENVIRONMENT": "staging"},
+		"SAPSIM_ERROR_RATE":            {"SAPSIM_ERROR_RATE": "1.5"},
+		"CONNECTOR_TIMEOUT":            {"CONNECTOR_TIMEOUT": "0s"},
+		"EXECUTE_CODE_TIMEOUT":         {"EXECUTE_CODE_TIMEOUT": "soon"},
+		"RATE_LIMIT_TIMEOUT":           {"RATE_LIMIT_TIMEOUT": "0s"},
+		"TEMPORAL_CALL_TIMEOUT":        {"TEMPORAL_CALL_TIMEOUT": "-1s"},
+		"STREAM_ACCESS_CHECK_INTERVAL": {"STREAM_ACCESS_CHECK_INTERVAL": "0s"},
+		"SANDBOX_POOL_SIZE":            {"SANDBOX_POOL_SIZE": "0"},
+		"SANDBOX_MEMORY_MB":            {"SANDBOX_MEMORY_MB": "8"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(env(vars))
