@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -25,6 +24,7 @@ import (
 	"github.com/sapagent/sapagent/internal/llm"
 	"github.com/sapagent/sapagent/internal/offlinellm"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/store/storetest"
 	window "github.com/sapagent/sapagent/internal/transcript"
 	"github.com/sapagent/sapagent/workflows"
 )
@@ -50,20 +50,7 @@ func newCompactEnv(t testing.TB) *compactEnv { return newCompactEnvWith(t, testC
 // has (they decide the system prompt and the tools offered, which count against the budget).
 func newCompactEnvWith(t testing.TB, contextTokens, connections int) *compactEnv {
 	ctx := context.Background()
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	u.Path = "/sapagent_compact_" + uuid.NewString()[:8]
-	dbURL := u.String()
-	require.NoError(t, store.EnsureDatabase(ctx, dbURL))
-	t.Cleanup(func() { _ = store.DropDatabase(context.Background(), dbURL) })
-	require.NoError(t, store.Migrate(ctx, dbURL))
-	st, err := store.Open(ctx, dbURL)
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
+	st, _ := storetest.New(t)
 
 	redisAddr := "127.0.0.1:6379"
 	if r := os.Getenv("TEST_REDIS_URL"); r != "" {

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -21,6 +19,7 @@ import (
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/store/storetest"
 	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
 )
@@ -30,20 +29,7 @@ import (
 func worker(t *testing.T, reg *tools.Registry) (*Activities, store.Agent) {
 	t.Helper()
 	ctx := context.Background()
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	u.Path = "/sapagent_activities_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-	dbURL := u.String()
-	require.NoError(t, store.EnsureDatabase(ctx, dbURL))
-	t.Cleanup(func() { _ = store.DropDatabase(context.Background(), dbURL) })
-	require.NoError(t, store.Migrate(ctx, dbURL))
-	st, err := store.Open(ctx, dbURL)
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
+	st, _ := storetest.New(t)
 
 	redisURL := os.Getenv("TEST_REDIS_URL")
 	if redisURL == "" {

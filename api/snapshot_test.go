@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
-	"os"
 	"testing"
 
 	"github.com/google/uuid"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/store/storetest"
 )
 
 // logOf numbers events of one epoch from seq `first`.
@@ -69,20 +68,7 @@ func TestPartialsSayWhenTheirBeginningIsMissing(t *testing.T) {
 // did not see its latest messages. It sends the newest, in order.
 func TestInitSnapshotHoldsTheNewestMessages(t *testing.T) {
 	ctx := context.Background()
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	u.Path = "/sapagent_snapshot_" + uuid.NewString()[:8]
-	dbURL := u.String()
-	require.NoError(t, store.EnsureDatabase(ctx, dbURL))
-	defer store.DropDatabase(ctx, dbURL) //nolint:errcheck
-	require.NoError(t, store.Migrate(ctx, dbURL))
-	st, err := store.Open(ctx, dbURL)
-	require.NoError(t, err)
-	defer st.Close()
+	st, _ := storetest.New(t)
 
 	org, err := st.CreateOrg(ctx, "Acme", "alice")
 	require.NoError(t, err)

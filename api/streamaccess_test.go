@@ -5,8 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -15,24 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/store/storetest"
 )
 
 func accessTestStore(t *testing.T) *store.Store {
-	ctx := context.Background()
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	u.Path = "/sapagent_access_" + uuid.NewString()[:8]
-	dbURL := u.String()
-	require.NoError(t, store.EnsureDatabase(ctx, dbURL))
-	t.Cleanup(func() { _ = store.DropDatabase(context.Background(), dbURL) })
-	require.NoError(t, store.Migrate(ctx, dbURL))
-	st, err := store.Open(ctx, dbURL)
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
+	st, _ := storetest.New(t)
 	return st
 }
 
