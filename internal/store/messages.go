@@ -72,21 +72,21 @@ func scanMessage(row pgx.Row) (Message, error) {
 
 // ListMessages returns an agent's messages with seq > afterSeq in seq order, at most limit.
 func (s *Store) ListMessages(ctx context.Context, agentID uuid.UUID, afterSeq int64, limit int) ([]Message, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT `+messageColumns+` FROM messages
+	return s.queryMessages(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE agent_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, agentID, afterSeq, limit)
+}
+
+// queryMessages runs a query that selects messageColumns.
+func (s *Store) queryMessages(ctx context.Context, sql string, args ...any) ([]Message, error) {
+	rows, err := s.Pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []Message{}
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) { return scanMessage(r) })
+	if out == nil {
+		out = []Message{}
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // LastMessageSeq is the highest seq stored for an agent (0 when it has none); a new workflow

@@ -59,22 +59,9 @@ func (s *Store) ListRecentMessages(ctx context.Context, agentID uuid.UUID, limit
 // ListRecentMessagesAfter returns the newest limit messages with seq > afterSeq, in ascending seq
 // order: the rows a model request needs after the latest summary's coverage.
 func (s *Store) ListRecentMessagesAfter(ctx context.Context, agentID uuid.UUID, afterSeq int64, limit int) ([]Message, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT `+messageColumns+` FROM (
+	return s.queryMessages(ctx, `SELECT `+messageColumns+` FROM (
 		SELECT `+messageColumns+` FROM messages WHERE agent_id = $1 AND seq > $2 ORDER BY seq DESC LIMIT $3
 	) newest ORDER BY seq`, agentID, afterSeq, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Message{}
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
 }
 
 // LatestSummary returns the agent's newest summary row, or ErrNotFound when it has none.
