@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -223,6 +224,29 @@ func TestSecurityWorkspaceStorageQuota(t *testing.T) {
 	assert.Contains(t, string(raw), "storage_quota_exceeded")
 	require.Equal(t, 204, e.do("DELETE", "/api/files/"+first.ID, nil, nil))
 	e.upload(e.token, e.ws, "two.csv", content)
+	// Parallel uploads cannot pass the quota together: 40 bytes are left, each of these asks 30.
+	small := []byte(strings.Repeat("a,b\n", 7) + "ab") // 30 bytes
+	statuses := make(chan int, 4)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, _ := e.uploadRaw(e.token, e.ws, "par.csv", small)
+			statuses <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	created := 0
+	for st := range statuses {
+		if st == 201 {
+			created++
+		} else {
+			assert.Equal(t, 413, st)
+		}
+	}
+	assert.Equal(t, 1, created, "exactly one parallel upload fits")
 	// The quota is per workspace.
 	var ws2 struct{ ID string }
 	require.Equal(t, 201, e.do("POST", "/api/workspaces", map[string]any{"org_id": e.org, "name": "Sales"}, &ws2))

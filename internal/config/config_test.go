@@ -29,6 +29,8 @@ func TestDefaultsRunOfflineOnADevMachine(t *testing.T) {
 	assert.Equal(t, 3*time.Second, c.TemporalCallTimeout)
 	assert.Equal(t, 4, c.SandboxPoolSize)
 	assert.Equal(t, 256, c.SandboxMemoryMB)
+	assert.Equal(t, int64(1<<30), c.WorkspaceStorageBytes)
+	assert.Equal(t, 20, c.MaxSocketsPerUser)
 }
 
 func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
@@ -40,17 +42,19 @@ func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
 
 func TestMalformedValuesNameTheVariable(t *testing.T) {
 	for name, vars := range map[string]map[string]string{
-		"MAX_MESSAGE_BYTES":     {"MAX_MESSAGE_BYTES": "lots"},
-		"AGENT_IDLE_TIMEOUT":    {"AGENT_IDLE_TIMEOUT": "a week"},
-		"PRIMARY_MODEL":         {"PRIMARY_MODEL": "gpt-4o"},
-		"ENVIRONMENT":           {"ENVIRONMENT": "staging"},
-		"SAPSIM_ERROR_RATE":     {"SAPSIM_ERROR_RATE": "1.5"},
-		"CONNECTOR_TIMEOUT":     {"CONNECTOR_TIMEOUT": "0s"},
-		"EXECUTE_CODE_TIMEOUT":  {"EXECUTE_CODE_TIMEOUT": "soon"},
-		"RATE_LIMIT_TIMEOUT":    {"RATE_LIMIT_TIMEOUT": "0s"},
-		"TEMPORAL_CALL_TIMEOUT": {"TEMPORAL_CALL_TIMEOUT": "-1s"},
-		"SANDBOX_POOL_SIZE":     {"SANDBOX_POOL_SIZE": "0"},
-		"SANDBOX_MEMORY_MB":     {"SANDBOX_MEMORY_MB": "8"},
+		"MAX_MESSAGE_BYTES":       {"MAX_MESSAGE_BYTES": "lots"},
+		"AGENT_IDLE_TIMEOUT":      {"AGENT_IDLE_TIMEOUT": "a week"},
+		"PRIMARY_MODEL":           {"PRIMARY_MODEL": "gpt-4o"},
+		"ENVIRONMENT":             {"ENVIRONMENT": "staging"},
+		"SAPSIM_ERROR_RATE":       {"SAPSIM_ERROR_RATE": "1.5"},
+		"CONNECTOR_TIMEOUT":       {"CONNECTOR_TIMEOUT": "0s"},
+		"EXECUTE_CODE_TIMEOUT":    {"EXECUTE_CODE_TIMEOUT": "soon"},
+		"RATE_LIMIT_TIMEOUT":      {"RATE_LIMIT_TIMEOUT": "0s"},
+		"WORKSPACE_STORAGE_BYTES": {"WORKSPACE_STORAGE_BYTES": "1GB"},
+		"MAX_SOCKETS_PER_USER":    {"MAX_SOCKETS_PER_USER": "0"},
+		"TEMPORAL_CALL_TIMEOUT":   {"TEMPORAL_CALL_TIMEOUT": "-1s"},
+		"SANDBOX_POOL_SIZE":       {"SANDBOX_POOL_SIZE": "0"},
+		"SANDBOX_MEMORY_MB":       {"SANDBOX_MEMORY_MB": "8"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(env(vars))
