@@ -33,6 +33,8 @@ func (s *Server) storeFailed(c *gin.Context, err error, what string) {
 		fail(c, http.StatusConflict, "conflict", what+" conflicts with an existing one or would leave the organization without an owner")
 	case errors.Is(err, store.ErrNotOrgMember):
 		fail(c, http.StatusConflict, "not_org_member", "the user must be a member of the workspace's organization first")
+	case store.IsInvalidText(err):
+		badRequest(c, "invalid_text", "the request contains a NUL character or invalid UTF-8")
 	default:
 		s.Log.Error("store", "what", what, "path", c.FullPath(), "error", err)
 		unavailable(c, "the database")
@@ -101,7 +103,7 @@ func requiredName(c *gin.Context, field, value string, max int) (string, bool) {
 	case utf8.RuneCountInString(value) > max:
 		badRequest(c, "too_long", fmt.Sprintf("%s is longer than %d characters", field, max))
 		return "", false
-	case strings.ContainsAny(value, "\x00\r\n"):
+	case !utf8.ValidString(value) || strings.ContainsAny(value, "\x00\r\n"):
 		badRequest(c, "invalid_field", field+" contains control characters")
 		return "", false
 	}

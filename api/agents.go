@@ -408,6 +408,9 @@ func (s *Server) decide(ctx context.Context, agent store.Agent, req approveReque
 		if d.ToolCallID == "" || len(d.ToolCallID) > 200 || len(d.Reason) > 1000 {
 			return failure(http.StatusBadRequest, "invalid_field", "each decision needs a tool_call_id (and a reason of at most 1000 bytes)")
 		}
+		if !textOK(d.ToolCallID) || !textOK(d.Reason) {
+			return failure(http.StatusBadRequest, "invalid_text", "tool_call_id and reason must be valid UTF-8 without NUL characters")
+		}
 	}
 	var res workflows.ApproveResult
 	if err := s.update(ctx, agent, workflows.UpdateApprove, workflows.ApproveRequest{Decisions: req.Decisions}, &res); err != nil {

@@ -59,7 +59,7 @@ func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c 
 		}
 	}
 	if c.ConnectorURL != "" {
-		if _, err := guardFor(production, *c).CheckURL(c.ConnectorURL); err != nil {
+		if _, err := guardFor(production, *c).CheckResolved(ctx.Request.Context(), c.ConnectorURL); err != nil {
 			badRequest(ctx, "blocked_url", err.Error())
 			return false
 		}

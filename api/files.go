@@ -77,6 +77,18 @@ func (s *Server) uploadFile(c *gin.Context) {
 		unavailable(c, "file storage")
 		return
 	}
+	// Checked before the bytes are stored (cheap refusal) and again, atomically, with the row.
+	if s.WorkspaceStorageBytes > 0 {
+		used, err := s.Store.WorkspaceStorageUsed(c.Request.Context(), w.ID)
+		if err != nil {
+			s.storeFailed(c, err, "file")
+			return
+		}
+		if used+header.Size > s.WorkspaceStorageBytes {
+			s.quotaExceeded(c)
+			return
+		}
+	}
 	id := uuid.New()
 	key := w.ID.String() + "/" + id.String()
 	hash := sha256.New()
@@ -88,13 +100,22 @@ func (s *Server) uploadFile(c *gin.Context) {
 	f, err := s.Store.CreateFile(c.Request.Context(), store.File{
 		ID: id, WorkspaceID: w.ID, UploadedBy: userOf(c), Name: name, ContentType: contentType,
 		Size: header.Size, SHA256: hex.EncodeToString(hash.Sum(nil)), StorageKey: key,
-	})
+	}, s.WorkspaceStorageBytes)
 	if err != nil {
 		_ = s.Blobs.Delete(c.Request.Context(), key) // no orphan bytes without a row
+		if errors.Is(err, store.ErrQuotaExceeded) {
+			s.quotaExceeded(c)
+			return
+		}
 		s.storeFailed(c, err, "file")
 		return
 	}
 	c.JSON(http.StatusCreated, f)
+}
+
+func (s *Server) quotaExceeded(c *gin.Context) {
+	fail(c, http.StatusRequestEntityTooLarge, "storage_quota_exceeded",
+		fmt.Sprintf("the workspace's files may hold at most %d bytes together; delete files first", s.WorkspaceStorageBytes))
 }
 
 // sniff decides the content type from the bytes, refining text by the file extension.
@@ -153,12 +174,25 @@ func (s *Server) downloadFile(c *gin.Context) {
 	c.DataFromReader(http.StatusOK, f.Size, f.ContentType, r, nil)
 }
 
+// deleteFile removes a file: its uploader may, and a workspace admin; other members see it
+// but may not delete it (403).
 func (s *Server) deleteFile(c *gin.Context) {
-	id, ok := uuidParam(c, "id", "file")
+	f, ok := s.fileFor(c)
 	if !ok {
 		return
 	}
-	f, err := s.Store.DeleteFileFor(c.Request.Context(), id, userOf(c))
+	if f.UploadedBy != userOf(c) {
+		w, err := s.Store.WorkspaceAccess(c.Request.Context(), f.WorkspaceID, userOf(c))
+		if err != nil {
+			s.storeFailed(c, err, "file")
+			return
+		}
+		if w.Role != store.RoleAdmin {
+			fail(c, http.StatusForbidden, "forbidden", "only the member who uploaded the file or a workspace admin may delete it")
+			return
+		}
+	}
+	f, err := s.Store.DeleteFileFor(c.Request.Context(), f.ID, userOf(c))
 	if err != nil {
 		s.storeFailed(c, err, "file")
 		return

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 )
@@ -18,7 +20,27 @@ func decodeJSON(c *gin.Context, maxBytes int64, dst any) bool {
 		fail(c, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
 		return false
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxBytes))
+	raw, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			badRequest(c, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", maxBytes))
+			return false
+		}
+		badRequest(c, "invalid_json", "request body could not be read")
+		return false
+	}
+	// Postgres stores neither NUL characters (text, jsonb) nor invalid UTF-8: refuse them here
+	// with a 400 rather than let the database turn them into a 503.
+	if !utf8.Valid(raw) {
+		badRequest(c, "invalid_text", "request body is not valid UTF-8")
+		return false
+	}
+	if bytes.Contains(raw, []byte(`\u0000`)) && hasNUL(raw) {
+		badRequest(c, "invalid_text", "request body contains a NUL character (\\u0000)")
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		var tooBig *http.MaxBytesError
@@ -45,4 +67,40 @@ func decodeJSON(c *gin.Context, maxBytes int64, dst any) bool {
 		return false
 	}
 	return true
+}
+
+// hasNUL reports whether any string (or key) of a JSON document holds a NUL character. Only
+// called when the raw text has "\u0000", which may also be an escaped backslash before "u0000".
+func hasNUL(raw []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // not JSON: the strict decode says so
+		}
+		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
+			return true
+		}
+	}
+}
+
+// textOK reports whether s can be stored as Postgres text: valid UTF-8 without NUL.
+func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// validText refuses a path or query that Postgres could not store (NUL, invalid UTF-8) with a
+// 400 before any handler runs, so no route turns it into a database error.
+func validText(c *gin.Context) {
+	if !textOK(c.Request.URL.Path) {
+		badRequest(c, "invalid_text", "the path contains a NUL character or invalid UTF-8")
+		return
+	}
+	for _, vs := range c.Request.URL.Query() {
+		for _, v := range vs {
+			if !textOK(v) {
+				badRequest(c, "invalid_text", "a query parameter contains a NUL character or invalid UTF-8")
+				return
+			}
+		}
+	}
+	c.Next()
 }

@@ -26,12 +26,26 @@ func userOf(c *gin.Context) string { return c.GetString(userKey) }
 // expiryOf is when the caller's token expires (its exp claim): event streams end there.
 func expiryOf(c *gin.Context) time.Time { return c.GetTime(expiresKey) }
 
-// authenticate accepts "Authorization: Bearer <jwt>"; for WebSocket and SSE, whose browser
-// APIs cannot set headers, also the subprotocol pair "bearer, <jwt>" or ?access_token=.
+// streamRoutes are the WebSocket and SSE routes: their browser APIs cannot set headers, so
+// only they also take the token as the subprotocol pair "bearer, <jwt>" or ?access_token=.
+// Elsewhere a token in the URL would end up in proxy logs, browser history and Referer headers.
+var streamRoutes = map[string]bool{
+	"/api/workspaces/:id/ws": true,
+	"/api/agents/:id/ws":     true,
+	"/api/agents/:id/events": true,
+}
+
+// authenticate accepts "Authorization: Bearer <jwt>"; on streamRoutes also the subprotocol
+// pair or ?access_token=.
 func (s *Server) authenticate(c *gin.Context) {
-	token := bearerToken(c.Request)
+	stream := streamRoutes[c.FullPath()]
+	token := bearerToken(c.Request, stream)
 	if token == "" {
 		c.Header("WWW-Authenticate", `Bearer realm="sapagent"`)
+		if !stream && c.Query("access_token") != "" {
+			fail(c, http.StatusUnauthorized, "unauthorized", "access_token in the URL is accepted only on WebSocket and SSE routes; send Authorization: Bearer <token>")
+			return
+		}
 		fail(c, http.StatusUnauthorized, "unauthorized", "missing bearer token")
 		return
 	}
@@ -51,11 +65,14 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-func bearerToken(r *http.Request) string {
+func bearerToken(r *http.Request, stream bool) string {
 	if h := r.Header.Get("Authorization"); h != "" {
 		if scheme, tok, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
 			return strings.TrimSpace(tok)
 		}
+		return ""
+	}
+	if !stream {
 		return ""
 	}
 	if tok := websocketProtocolToken(r); tok != "" {
@@ -80,18 +97,31 @@ func websocketProtocolToken(r *http.Request) string {
 	return ""
 }
 
-// rateLimit allows RateLimitPerMinute mutating requests per user (GCRA in Redis). When Redis
-// is unreachable or slow the request is allowed and the failure logged: an outage of the
-// limiter must not take the API down (Redis being down already degrades health), and it must
-// not make it slow either (checkLimit gives Redis RateLimitTimeout, then skips it a second).
+// sapReadRoutes are the GETs that call SAP connectors. They are rate-limited like mutations,
+// on a budget of their own (same size), so a user cannot flood connectors through reads and
+// polling connector health does not use up their writes.
+var sapReadRoutes = map[string]bool{
+	"/api/workspaces/:id/source":           true,
+	"/api/workspaces/:id/connector-health": true,
+}
+
+// rateLimit allows RateLimitPerMinute mutating requests per user, and as many GETs that call
+// SAP (GCRA in Redis). When Redis is unreachable or slow the request is allowed and the failure
+// logged: an outage of the limiter must not take the API down (Redis being down already
+// degrades health), and it must not make it slow either (checkLimit gives Redis
+// RateLimitTimeout, then skips it a second).
 func (s *Server) rateLimit(c *gin.Context) {
+	budget, what := "ratelimit:", "changes"
 	switch c.Request.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	default:
-		c.Next()
-		return
+		if !sapReadRoutes[c.FullPath()] {
+			c.Next()
+			return
+		}
+		budget, what = "ratelimit-sap:", "SAP reads"
 	}
-	res, ok := s.checkLimit(c.Request.Context(), userOf(c))
+	res, ok := s.checkLimit(c.Request.Context(), budget+userOf(c))
 	if !ok {
 		c.Next()
 		return
@@ -101,7 +131,7 @@ func (s *Server) rateLimit(c *gin.Context) {
 	if res.Allowed == 0 {
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
 		fail(c, http.StatusTooManyRequests, "rate_limited",
-			"too many changes: at most "+strconv.Itoa(s.RateLimitPerMinute)+" per minute; retry after the Retry-After seconds")
+			"too many "+what+": at most "+strconv.Itoa(s.RateLimitPerMinute)+" per minute; retry after the Retry-After seconds")
 		return
 	}
 	c.Next()
@@ -114,10 +144,10 @@ const limiterPause = time.Second
 // defaultRateLimitTimeout applies when RateLimitTimeout is unset.
 const defaultRateLimitTimeout = 250 * time.Millisecond
 
-// checkLimit takes one mutation from user's budget. ok is false when the limiter is
+// checkLimit takes one request from a budget ("ratelimit:" or "ratelimit-sap:" and a user ID). ok is false when the limiter is
 // unavailable (Redis failed or did not answer within RateLimitTimeout, now or less than
 // limiterPause ago); callers then allow the mutation (fail open).
-func (s *Server) checkLimit(ctx context.Context, user string) (*redis_rate.Result, bool) {
+func (s *Server) checkLimit(ctx context.Context, budget string) (*redis_rate.Result, bool) {
 	if time.Now().UnixNano() < s.limiterPausedUntil.Load() {
 		return nil, false
 	}
@@ -127,7 +157,7 @@ func (s *Server) checkLimit(ctx context.Context, user string) (*redis_rate.Resul
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := s.Limiter.Allow(cctx, s.RedisPrefix+"ratelimit:"+user, redis_rate.PerMinute(s.RateLimitPerMinute))
+	res, err := s.Limiter.Allow(cctx, s.RedisPrefix+budget, redis_rate.PerMinute(s.RateLimitPerMinute))
 	if err != nil {
 		if ctx.Err() == nil { // the client leaving is no sign of an outage
 			s.limiterPausedUntil.Store(time.Now().Add(limiterPause).UnixNano())
@@ -155,7 +185,7 @@ func (s *Server) originAllowed(r *http.Request) bool {
 // allowMutation is the rate limit for mutations that do not arrive as HTTP requests
 // (WebSocket commands); it fails open, and fast, like the middleware.
 func (s *Server) allowMutation(ctx context.Context, user string) (bool, time.Duration) {
-	res, ok := s.checkLimit(ctx, user)
+	res, ok := s.checkLimit(ctx, "ratelimit:"+user)
 	if !ok {
 		return true, 0
 	}

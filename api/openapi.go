@@ -87,7 +87,7 @@ var routeDocs = []routeDoc{
 		Body: map[string]any{"type": "object", "properties": map[string]any{"workspace_id": uuidStr, "file": map[string]any{"type": "string", "format": "binary"}}}},
 	{Method: "GET", Path: "/api/files/{id}", Summary: "File metadata (size, sha256)", Status: 200},
 	{Method: "GET", Path: "/api/files/{id}/content", Summary: "Download a file", Status: 200},
-	{Method: "DELETE", Path: "/api/files/{id}", Summary: "Delete a file", Status: 204},
+	{Method: "DELETE", Path: "/api/files/{id}", Summary: "Delete a file (its uploader or a workspace admin)", Status: 204},
 
 	{Method: "GET", Path: "/api/agents", Summary: "List a workspace's agents (?workspace_id=, ?archived=)", Status: 200},
 	{Method: "POST", Path: "/api/agents", Summary: "Create an agent and start its conversation", Status: 201, Body: obj([]string{"workspace_id"}, map[string]any{"workspace_id": uuidStr, "name": str(200)})},
@@ -148,7 +148,9 @@ func OpenAPIDocument() map[string]any {
 			op["security"] = []any{map[string]any{"bearer": []any{}}}
 			resp := op["responses"].(map[string]any)
 			resp["401"], resp["403"] = errResp, errResp
-			if r.Method != "GET" {
+			// Mutations and SAP reads are rate-limited; streams are capped per user.
+			route := regexp.MustCompile(`\{([A-Za-z]+)\}`).ReplaceAllString(r.Path, ":$1")
+			if r.Method != "GET" || sapReadRoutes[route] || streamRoutes[route] {
 				resp["429"] = errResp
 			}
 		}

@@ -202,7 +202,7 @@ func (s *Server) testConnectionPreview(c *gin.Context) {
 	}
 	url := strings.TrimSpace(req.ConnectorURL)
 	if url != "" {
-		if _, err := (sap.Guard{Production: s.Production || req.Environment == "production"}).CheckURL(url); err != nil {
+		if _, err := (sap.Guard{Production: s.Production || req.Environment == "production"}).CheckResolved(c.Request.Context(), url); err != nil {
 			badRequest(c, "blocked_url", err.Error())
 			return
 		}

@@ -42,6 +42,8 @@ type Server struct {
 	Secrets            *secrets.Keyring
 	Blobs              blob.Store
 	MaxFileBytes       int64
+	// WorkspaceStorageBytes caps the bytes of all files of one workspace (0: no cap).
+	WorkspaceStorageBytes int64
 
 	ValidateModel   func(ref string) error // checks provider:model against the configured providers
 	MaxLoopSteps    int
@@ -50,6 +52,11 @@ type Server struct {
 	Production      bool // ENVIRONMENT=production: connector URLs must be https and not loopback
 	SAP             *saptools.Resolver
 	Codec           CodecOptions // the Temporal UI's codec endpoint (codec.go)
+
+	// MaxSocketsPerUser caps one user's open WebSockets and SSE streams on this process
+	// (MAX_SOCKETS_PER_USER; 0: DefaultMaxSocketsPerUser).
+	MaxSocketsPerUser int
+	sockets           socketCount
 
 	RunEvents int // history events of a conversation run before it continues as new
 	// TemporalTimeout bounds each call to Temporal made while answering a request; past it
@@ -65,7 +72,7 @@ type Server struct {
 func (s *Server) Router() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(s.recovery())
+	r.Use(s.recovery(), validText)
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(func(c *gin.Context) { notFound(c, "route") })
 	r.NoMethod(func(c *gin.Context) { fail(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed") })

@@ -99,17 +99,23 @@ func (s *Server) workspaceSocket(c *gin.Context) {
 		fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
 		return
 	}
+	release, ok := s.socketSlot(c)
+	if !ok {
+		return
+	}
 	w, ok := s.workspaceAccess(c, "id", false)
 	if !ok {
+		release()
 		return
 	}
 	topic := events.WorkspaceTopic(w.ID.String())
 	after, l, ok := s.subscribe(c, topic, c.Query("after"))
 	if !ok {
+		release()
 		return
 	}
 	user, expires := userOf(c), expiryOf(c)
-	s.serveSocket(c, l, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
+	s.serveSocket(c, l, release, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
 		go drainReads(ws.conn, cancel)
 		g := s.guardStream(w.ID, user, expires)
 		defer s.releaseStream(g)
@@ -123,10 +129,12 @@ func (s *Server) workspaceSocket(c *gin.Context) {
 // handler returns, so net/http releases the request's buffers and the handler's deep stack: an
 // idle connection costs only the socket, the relay and the reader. serve's context ends when
 // the client goes away (cancel) or serve returns; the listener and socket are released after.
-func (s *Server) serveSocket(c *gin.Context, l *events.Listener, serve func(ctx context.Context, cancel context.CancelFunc, ws *wsSink)) {
+// release gives back the user's socket slot when the socket ends.
+func (s *Server) serveSocket(c *gin.Context, l *events.Listener, release func(), serve func(ctx context.Context, cancel context.CancelFunc, ws *wsSink)) {
 	conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
 	if err != nil {
 		s.Hub.Unsubscribe(l)
+		release()
 		return // the upgrader has written the HTTP error
 	}
 	// The request's context ends when the handler returns; keep its values, not its lifetime.
@@ -136,6 +144,7 @@ func (s *Server) serveSocket(c *gin.Context, l *events.Listener, serve func(ctx 
 			cancel()
 			s.Hub.Unsubscribe(l)
 			_ = conn.Close()
+			release()
 		}()
 		serve(ctx, cancel, &wsSink{conn: conn, readerDone: ctx.Done()})
 	}()
@@ -155,12 +164,17 @@ func drainReads(conn *websocket.Conn, cancel context.CancelFunc) {
 
 // agentSocket relays an agent's events over a WebSocket; clients may also send commands.
 func (s *Server) agentSocket(c *gin.Context) {
-	agent, after, l, ok := s.streamStart(c, c.Query("after"))
+	release, ok := s.socketSlot(c)
 	if !ok {
 		return
 	}
+	agent, after, l, ok := s.streamStart(c, c.Query("after"))
+	if !ok {
+		release()
+		return
+	}
 	user, expires := userOf(c), expiryOf(c)
-	s.serveSocket(c, l, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
+	s.serveSocket(c, l, release, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
 		g := s.guardStream(agent.WorkspaceID, user, expires)
 		defer s.releaseStream(g)
 		go s.readCommands(ctx, cancel, ws, agent, user, g)
@@ -174,6 +188,11 @@ func (s *Server) agentEvents(c *gin.Context) {
 	if after == "" {
 		after = c.Query("after")
 	}
+	release, ok := s.socketSlot(c)
+	if !ok {
+		return
+	}
+	defer release()
 	agent, cursor, l, ok := s.streamStart(c, after)
 	if !ok {
 		return

@@ -52,7 +52,7 @@ func TestBadInputGetsAClearErrorAndWritesNothing(t *testing.T) {
 		{"over-long agent name", "POST", "/api/agents", map[string]any{"name": strings.Repeat("n", 201), "workspace_id": e.ws}, 400, "invalid_name"},
 		{"bad workspace id", "POST", "/api/agents", map[string]any{"workspace_id": "w1"}, 400, "invalid_id"},
 		{"missing workspace id", "POST", "/api/agents", map[string]any{"name": "x"}, 400, "missing_field"},
-		{"NUL in message", "POST", msgPath, map[string]any{"content": "a\u0000b"}, 400, "invalid_message"},
+		{"NUL in message", "POST", msgPath, map[string]any{"content": "a\u0000b"}, 400, "invalid_text"},
 		{"unknown route", "GET", "/api/nothing-here", nil, 404, "not_found"},
 		{"wrong method", "DELETE", "/api/health", nil, 405, "method_not_allowed"},
 	}

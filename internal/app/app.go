@@ -157,9 +157,10 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 	return &api.Server{
 		Store: d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
-		Auth: verifier, Limiter: redis_rate.NewLimiter(d.limiterRedis), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
+		Auth: verifier, Limiter: redis_rate.NewLimiter(limiterKeys{d.limiterRedis}), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
 		RateLimitTimeout: c.RateLimitTimeout, TemporalTimeout: c.TemporalCallTimeout, AccessCheckEvery: c.StreamAccessCheck,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
+		WorkspaceStorageBytes: c.WorkspaceStorageBytes, MaxSocketsPerUser: c.MaxSocketsPerUser,
 		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
 		Production: c.Environment == "production", SAP: resolver, RunEvents: c.RunEvents,
 		Codec: api.CodecOptions{Codec: d.Codec, Namespace: c.TemporalNamespace, Operators: c.Operators, Origins: c.CodecOrigins},

@@ -35,20 +35,25 @@ type Config struct {
 	TemporalUIPort    int    // TEMPORAL_UI_PORT (dev stack only; 0 disables the UI)
 	TemporalLogLevel  string // TEMPORAL_LOG_LEVEL (dev stack only): the embedded server's log level
 
-	AuthJWTSecret      string   // AUTH_JWT_SECRET: HS256 secret
-	AuthJWKSURL        string   // AUTH_JWKS_URL: asymmetric keys
-	AuthAudience       string   // AUTH_AUDIENCE
-	AuthIssuer         string   // AUTH_ISSUER
-	AllowedOrigins     []string // ALLOWED_ORIGINS: browser origins allowed on WebSocket/SSE
-	SecretsKey         string   // SECRETS_KEY: base64 AES-256 key
-	SecretsOldKeys     string   // SECRETS_OLD_KEYS: comma-separated older keys
-	PayloadKey         string   // PAYLOAD_KEY: base64 AES-256 key of Temporal payloads
-	PayloadOldKeys     string   // PAYLOAD_OLD_KEYS: comma-separated older payload keys, decrypt only
-	Operators          []string // OPERATORS: user IDs (token sub) allowed to decode payloads (codec endpoint)
-	CodecOrigins       []string // CODEC_ALLOWED_ORIGINS: Temporal UI origins allowed to call the codec endpoint
-	BlobURL            string   // BLOB_URL: file:///path or s3://bucket?...
-	MaxFileBytes       int64    // FILE_MAX_BYTES
-	RateLimitPerMinute int      // RATE_LIMIT_PER_MINUTE: mutating requests per user
+	AuthJWTSecret  string   // AUTH_JWT_SECRET: HS256 secret
+	AuthJWKSURL    string   // AUTH_JWKS_URL: asymmetric keys
+	AuthAudience   string   // AUTH_AUDIENCE
+	AuthIssuer     string   // AUTH_ISSUER
+	AllowedOrigins []string // ALLOWED_ORIGINS: browser origins allowed on WebSocket/SSE
+	SecretsKey     string   // SECRETS_KEY: base64 AES-256 key
+	SecretsOldKeys string   // SECRETS_OLD_KEYS: comma-separated older keys
+	PayloadKey     string   // PAYLOAD_KEY: base64 AES-256 key of Temporal payloads
+	PayloadOldKeys string   // PAYLOAD_OLD_KEYS: comma-separated older payload keys, decrypt only
+	Operators      []string // OPERATORS: user IDs (token sub) allowed to decode payloads (codec endpoint)
+	CodecOrigins   []string // CODEC_ALLOWED_ORIGINS: Temporal UI origins allowed to call the codec endpoint
+	BlobURL        string   // BLOB_URL: file:///path or s3://bucket?...
+	MaxFileBytes   int64    // FILE_MAX_BYTES
+	// WorkspaceStorageBytes caps the bytes of all files of one workspace (WORKSPACE_STORAGE_BYTES).
+	WorkspaceStorageBytes int64
+	// MaxSocketsPerUser caps one user's open WebSockets and SSE streams per API process
+	// (MAX_SOCKETS_PER_USER).
+	MaxSocketsPerUser  int
+	RateLimitPerMinute int // RATE_LIMIT_PER_MINUTE: mutating requests per user
 	// RateLimitTimeout bounds one rate-limit check in Redis (RATE_LIMIT_TIMEOUT); past it the
 	// request is allowed (fail open), so a Redis outage costs each mutation at most this.
 	RateLimitTimeout time.Duration
@@ -191,6 +196,8 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.CodecOrigins = splitList(r.str("CODEC_ALLOWED_ORIGINS", ""))
 	c.BlobURL = r.str("BLOB_URL", "file://"+absPath(c.DataDir)+"/files")
 	c.MaxFileBytes = int64(r.integer("FILE_MAX_BYTES", 20<<20))
+	c.WorkspaceStorageBytes = r.int64("WORKSPACE_STORAGE_BYTES", 1<<30)
+	c.MaxSocketsPerUser = r.integer("MAX_SOCKETS_PER_USER", 20)
 	c.RateLimitPerMinute = r.integer("RATE_LIMIT_PER_MINUTE", 60)
 	c.RateLimitTimeout = r.duration("RATE_LIMIT_TIMEOUT", 250*time.Millisecond)
 	c.TemporalCallTimeout = r.duration("TEMPORAL_CALL_TIMEOUT", 3*time.Second)
@@ -244,6 +251,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if c.MaxFileBytes <= 0 || c.RateLimitPerMinute <= 0 {
 		return Config{}, fmt.Errorf("FILE_MAX_BYTES and RATE_LIMIT_PER_MINUTE must be positive")
+	}
+	if c.WorkspaceStorageBytes <= 0 || c.MaxSocketsPerUser <= 0 {
+		return Config{}, fmt.Errorf("WORKSPACE_STORAGE_BYTES and MAX_SOCKETS_PER_USER must be positive")
 	}
 	if c.WorkerStopGrace < 0 {
 		return c, fmt.Errorf("WORKER_STOP_GRACE must not be negative")
@@ -371,6 +381,18 @@ func (r *reader) integer(name string, def int) int {
 		return def
 	}
 	n, err := strconv.Atoi(v)
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("%s must be an integer, got %q", name, v)
+	}
+	return n
+}
+
+func (r *reader) int64(name string, def int64) int64 {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil && r.err == nil {
 		r.err = fmt.Errorf("%s must be an integer, got %q", name, v)
 	}

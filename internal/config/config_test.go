@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,8 @@ func TestDefaultsRunOfflineOnADevMachine(t *testing.T) {
 	assert.Equal(t, 15*time.Second, c.StreamAccessCheck)
 	assert.Equal(t, 4, c.SandboxPoolSize)
 	assert.Equal(t, 256, c.SandboxMemoryMB)
+	assert.Equal(t, int64(1<<30), c.WorkspaceStorageBytes)
+	assert.Equal(t, 20, c.MaxSocketsPerUser)
 }
 
 func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
@@ -52,6 +55,8 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		"STREAM_ACCESS_CHECK_INTERVAL": {"STREAM_ACCESS_CHECK_INTERVAL": "0s"},
 		"SANDBOX_POOL_SIZE":            {"SANDBOX_POOL_SIZE": "0"},
 		"SANDBOX_MEMORY_MB":            {"SANDBOX_MEMORY_MB": "8"},
+		"WORKSPACE_STORAGE_BYTES":      {"WORKSPACE_STORAGE_BYTES": "1GB"},
+		"MAX_SOCKETS_PER_USER":         {"MAX_SOCKETS_PER_USER": "0"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(env(vars))
@@ -111,9 +116,44 @@ func TestDevSecretsAreGeneratedOnceAndProductionMustConfigureThem(t *testing.T) 
 	require.NoError(t, err)
 	_, err = noPayloadKey.WithDevSecrets()
 	assert.ErrorContains(t, err, "PAYLOAD_KEY")
-	set, err := load(env(map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": "s", "SECRETS_KEY": "k", "PAYLOAD_KEY": "p"}))
+	strong := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": strings.Repeat("s", 32),
+		"SECRETS_KEY": base64.StdEncoding.EncodeToString(make([]byte, 32)), "PAYLOAD_KEY": base64.RawURLEncoding.EncodeToString(make([]byte, 32))}
+	set, err := load(env(strong))
 	require.NoError(t, err)
 	_, err = set.WithDevSecrets()
+	assert.NoError(t, err)
+}
+
+// Production refuses to start with a weak token secret or a key of the wrong size, and says
+// which variable without echoing it.
+func TestProductionRefusesWeakSecrets(t *testing.T) {
+	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	base := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": strings.Repeat("x", 32), "SECRETS_KEY": key, "PAYLOAD_KEY": key}
+	for _, tc := range []struct{ name, value, want string }{
+		{"AUTH_JWT_SECRET", "Q", "AUTH_JWT_SECRET is 1 bytes"},
+		{"AUTH_JWT_SECRET", strings.Repeat("Z", 31), "AUTH_JWT_SECRET is 31 bytes"},
+		{"SECRETS_KEY", base64.StdEncoding.EncodeToString(make([]byte, 16)), "SECRETS_KEY must be the base64 of 32"},
+		{"SECRETS_KEY", "not-base64!", "SECRETS_KEY must be the base64 of 32"},
+		{"PAYLOAD_KEY", base64.StdEncoding.EncodeToString(make([]byte, 33)), "PAYLOAD_KEY must be the base64 of 32"},
+	} {
+		vars := map[string]string{}
+		for k, v := range base {
+			vars[k] = v
+		}
+		vars[tc.name] = tc.value
+		c, err := load(env(vars))
+		require.NoError(t, err)
+		_, err = c.WithDevSecrets()
+		if assert.Error(t, err, tc.name) {
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), tc.value, "the secret is never echoed")
+		}
+	}
+	// Development keeps accepting whatever it is given.
+	dev := map[string]string{"AUTH_JWT_SECRET": "s", "SECRETS_KEY": key, "PAYLOAD_KEY": key}
+	c, err := load(env(dev))
+	require.NoError(t, err)
+	_, err = c.WithDevSecrets()
 	assert.NoError(t, err)
 }
 

@@ -26,11 +26,14 @@ func (c Config) WithDevSecrets() (Config, error) {
 	needAuth := c.AuthJWTSecret == "" && c.AuthJWKSURL == ""
 	needKey := c.SecretsKey == ""
 	needPayload := c.PayloadKey == ""
+	if c.Environment == "production" {
+		if needAuth || needKey || needPayload {
+			return c, errors.New("production needs AUTH_JWT_SECRET or AUTH_JWKS_URL, SECRETS_KEY and PAYLOAD_KEY")
+		}
+		return c, c.strongSecrets()
+	}
 	if !needAuth && !needKey && !needPayload {
 		return c, nil
-	}
-	if c.Environment == "production" {
-		return c, errors.New("production needs AUTH_JWT_SECRET or AUTH_JWKS_URL, SECRETS_KEY and PAYLOAD_KEY")
 	}
 	path := filepath.Join(c.DataDir, "dev-secrets.json")
 	var ds devSecrets
@@ -77,4 +80,32 @@ func randomBase64() string {
 		panic(err)
 	}
 	return base64.StdEncoding.EncodeToString(b)
+}
+
+// MinJWTSecretBytes is the shortest HS256 secret production accepts: RFC 7518 asks for a key
+// at least as long as the hash (256 bits); a short one can be brute-forced offline from any
+// token, and then anyone can sign in as anyone.
+const MinJWTSecretBytes = 32
+
+// strongSecrets refuses weak keys in production, naming the variable but never echoing it.
+func (c Config) strongSecrets() error {
+	if c.AuthJWTSecret != "" && len(c.AuthJWTSecret) < MinJWTSecretBytes {
+		return fmt.Errorf("AUTH_JWT_SECRET is %d bytes; production needs at least %d random bytes (e.g. openssl rand -base64 48)", len(c.AuthJWTSecret), MinJWTSecretBytes)
+	}
+	for _, k := range []struct{ name, value string }{{"SECRETS_KEY", c.SecretsKey}, {"PAYLOAD_KEY", c.PayloadKey}} {
+		if n, ok := base64Len(k.value); !ok || n != 32 {
+			return fmt.Errorf("%s must be the base64 of 32 random bytes (e.g. openssl rand -base64 32)", k.name)
+		}
+	}
+	return nil
+}
+
+// base64Len is the decoded length of s in any of the base64 alphabets the keyrings accept.
+func base64Len(s string) (int, bool) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return len(b), true
+		}
+	}
+	return 0, false
 }

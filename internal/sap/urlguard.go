@@ -1,6 +1,7 @@
 package sap
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Guard decides which connector URLs may be called. A connector URL is user input that makes
@@ -19,6 +21,8 @@ import (
 type Guard struct {
 	// Production refuses loopback and plain HTTP.
 	Production bool
+	// Lookup resolves a host name for CheckResolved (nil: the system resolver).
+	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // ErrBlocked wraps every refusal, so callers can tell a policy refusal from a network error.
@@ -46,35 +50,64 @@ var refusedRanges = []struct {
 	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local address"},
 	{netip.MustParsePrefix("172.16.0.0/12"), "a private address"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol assignment address"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "a 6to4 relay anycast address"},
 	{netip.MustParsePrefix("192.168.0.0/16"), "a private address"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "a documentation address"},
 	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast address"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local-use NAT64 address"},
+	{netip.MustParsePrefix("100::/64"), "a discard-only address"},
+	{netip.MustParsePrefix("2001::/32"), "a Teredo tunnel address"},
+	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address"},
+	{netip.MustParsePrefix("2001::/23"), "an IETF protocol assignment address"},
+	{netip.MustParsePrefix("3fff::/20"), "a documentation address"},
 	{netip.MustParsePrefix("fc00::/7"), "a private (unique local) address"},
 	{netip.MustParsePrefix("fe80::/10"), "a link-local address"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
 	{netip.MustParsePrefix("ff00::/8"), "a multicast address"},
 }
 
-// Embedded IPv4: NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses reach the IPv4 address
-// inside them, which must pass the same checks.
+// IPv6 forms with an IPv4 address inside, which reach (or name) that address and must pass
+// the same checks: NAT64 (64:ff9b::/96), 6to4 (2002::/16), and the deprecated
+// IPv4-compatible (::a.b.c.d) and IPv4-translated (::ffff:0:a.b.c.d) forms, which no
+// connector needs and are refused even when the address inside is fine.
 var (
-	nat64  = netip.MustParsePrefix("64:ff9b::/96")
-	sixto4 = netip.MustParsePrefix("2002::/16")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	sixto4     = netip.MustParsePrefix("2002::/16")
+	compatible = netip.MustParsePrefix("::/96")
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	// globalUnicast is the only IPv6 space a connector may be in (RFC 4291 2000::/3);
+	// everything else is reserved, local or special.
+	globalUnicast = netip.MustParsePrefix("2000::/3")
 )
 
-// CheckIP refuses addresses a connector must not resolve to.
+// CheckIP refuses addresses a connector must not resolve to: only global unicast addresses
+// pass (and loopback outside production).
 func (g Guard) CheckIP(ip netip.Addr) error {
 	ip = ip.Unmap() // ::ffff:10.0.0.1 is 10.0.0.1
 	if ip.Zone() != "" {
 		ip = ip.WithZone("")
 	}
-	if ip.Is6() && nat64.Contains(ip) {
+	if ip.Is6() {
 		b := ip.As16()
-		return g.CheckIP(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-	}
-	if ip.Is6() && sixto4.Contains(ip) {
-		b := ip.As16()
-		return g.CheckIP(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		last4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		switch {
+		case ip.IsUnspecified():
+			return blocked("%s is an unspecified address", ip)
+		case ip.IsLoopback():
+		case nat64.Contains(ip):
+			return g.CheckIP(last4)
+		case sixto4.Contains(ip):
+			return g.CheckIP(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		case compatible.Contains(ip), translated.Contains(ip):
+			if err := g.CheckIP(last4); err != nil {
+				return err
+			}
+			return blocked("%s is a deprecated IPv4-compatible or IPv4-translated form of %s; write %s", ip, last4, last4)
+		}
 	}
 	for _, m := range metadata {
 		if ip == m {
@@ -97,6 +130,9 @@ func (g Guard) CheckIP(ip netip.Addr) error {
 		if r.prefix.Contains(ip) {
 			return blocked("%s is %s", ip, r.why)
 		}
+	}
+	if ip.Is6() && !globalUnicast.Contains(ip) {
+		return blocked("%s is not a global unicast address", ip)
 	}
 	return nil
 }
@@ -150,6 +186,42 @@ func (g Guard) CheckURL(raw string) (*url.URL, error) {
 	}
 	if strings.ContainsAny(host, "%") {
 		return nil, blocked("invalid host %q", host)
+	}
+	return u, nil
+}
+
+// resolveTimeout bounds the lookup of CheckResolved: saving a connection must not hang on DNS.
+const resolveTimeout = 3 * time.Second
+
+// CheckResolved is CheckURL plus the addresses the host name resolves to now, so saving a
+// name that points into a refused range fails with the reason instead of every later call
+// failing at dial time. The dial-time check still runs on every call (DNS can change). A
+// name that does not resolve (yet) passes: its calls fail with a network error then.
+func (g Guard) CheckResolved(ctx context.Context, raw string) (*url.URL, error) {
+	u, err := g.CheckURL(raw)
+	if err != nil {
+		return u, err
+	}
+	host := u.Hostname()
+	if _, err := netip.ParseAddr(host); err == nil {
+		return u, nil // an address: CheckURL checked it
+	}
+	lookup := g.Lookup
+	if lookup == nil {
+		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	addrs, err := lookup(ctx, host)
+	if err != nil {
+		return u, nil
+	}
+	for _, a := range addrs {
+		if err := g.CheckIP(a); err != nil {
+			return u, fmt.Errorf("%s resolves to a refused address: %w", host, err)
+		}
 	}
 	return u, nil
 }

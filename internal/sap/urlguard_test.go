@@ -70,6 +70,35 @@ func TestGuardRefusesHostileURLs(t *testing.T) {
 		{"https://", prod, "no host"},
 		{"https://connector.example.com:99999", prod, "port"},
 		{"not a url at all", dev, "scheme"},
+		// IPv6 forms that embed an IPv4 address, and IPv6 ranges outside global unicast.
+		{"http://[::169.254.169.254]", dev, "metadata"},                  // IPv4-compatible
+		{"http://[::10.0.0.1]", dev, "private"},                          //
+		{"https://[::127.0.0.1]", prod, "loopback"},                      //
+		{"http://[::127.0.0.1]", dev, "IPv4-compatible"},                 // loopback is fine in dev, the form is not
+		{"http://[::8.8.8.8]", dev, "IPv4-compatible"},                   // nor with a public address inside
+		{"http://[::ffff:0:a9fe:a9fe]", dev, "metadata"},                 // IPv4-translated
+		{"http://[::ffff:0:10.0.0.1]", dev, "private"},                   //
+		{"http://[64:ff9b:1::a9fe:a9fe]", dev, "local-use NAT64"},        //
+		{"http://[64:ff9b::10.0.0.1]", dev, "private"},                   // well-known NAT64
+		{"http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]", dev, "Teredo"}, //
+		{"http://[2001::1]", dev, "Teredo"},                              //
+		{"http://[2001:2::1]", dev, "IETF protocol assignment"},          // benchmarking
+		{"http://[2001:10::1]", dev, "IETF protocol assignment"},         // ORCHID
+		{"http://[fec0::1]", dev, "site-local"},                          //
+		{"http://[100::1]", dev, "discard-only"},                         //
+		{"http://[2001:db8::1]", dev, "documentation"},                   //
+		{"http://[3fff::1]", dev, "documentation"},                       //
+		{"http://192.0.2.10", dev, "documentation"},                      //
+		{"http://198.51.100.7", dev, "documentation"},                    //
+		{"http://203.0.113.1", dev, "documentation"},                     //
+		{"http://192.88.99.1", dev, "6to4 relay"},                        //
+		{"http://[2002:a9fe:a9fe::1]", dev, "metadata"},                  // 6to4
+		{"http://[4000::1]", dev, "not a global unicast"},                // reserved by IETF
+		{"http://[::2]", dev, "this network"},                            //
+		{"http://[fe80::1%25eth0]", dev, "link-local"},                   // zone
+		{"https://[2a00:1450:4001:80b::200e]", prod, ""},                 // global unicast
+		{"https://[2002:808:808::1]", prod, ""},                          // 6to4 of a public address
+		{"https://8.8.8.8", prod, ""},                                    //
 	} {
 		_, err := tc.guard.CheckURL(tc.url)
 		if tc.reason == "" {
@@ -81,6 +110,56 @@ func TestGuardRefusesHostileURLs(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.reason, tc.url)
 		}
 	}
+}
+
+// A host name is resolved when the connection is saved, so a name pointing into a refused
+// range fails then, with the reason; a name that does not resolve passes (the dial fails later).
+func TestCheckResolvedRefusesNamesOfRefusedAddresses(t *testing.T) {
+	names := map[string][]netip.Addr{
+		"metadata.example.com": {netip.MustParseAddr("8.8.8.8"), netip.MustParseAddr("169.254.169.254")},
+		"nat64.example.com":    {netip.MustParseAddr("64:ff9b:1::a0a:1")},
+		"compat.example.com":   {netip.MustParseAddr("::10.0.0.1")},
+		"public.example.com":   {netip.MustParseAddr("8.8.8.8"), netip.MustParseAddr("2a00:1450:4001:80b::200e")},
+	}
+	g := Guard{Production: true, Lookup: func(_ context.Context, host string) ([]netip.Addr, error) {
+		if a, ok := names[host]; ok {
+			return a, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}}
+	for host, reason := range map[string]string{
+		"metadata.example.com": "metadata", "nat64.example.com": "local-use NAT64", "compat.example.com": "private",
+	} {
+		_, err := g.CheckResolved(context.Background(), "https://"+host+"/ecc")
+		if assert.Error(t, err, host) {
+			assert.ErrorIs(t, err, ErrBlocked, host)
+			assert.Contains(t, err.Error(), host+" resolves to", host)
+			assert.Contains(t, err.Error(), reason, host)
+		}
+	}
+	for _, host := range []string{"public.example.com", "unknown.example.com"} {
+		_, err := g.CheckResolved(context.Background(), "https://"+host)
+		assert.NoError(t, err, host)
+	}
+	_, err := g.CheckResolved(context.Background(), "https://[::ffff:0:a9fe:a9fe]")
+	assert.ErrorContains(t, err, "metadata", "addresses are checked without a lookup")
+}
+
+// With the system resolver: this machine's own name resolves to loopback or a private
+// address, which production refuses when the URL is saved.
+func TestCheckResolvedUsesTheSystemResolver(t *testing.T) {
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	addrs, err := net.LookupHost(host)
+	if err != nil || len(addrs) == 0 {
+		t.Skipf("%s does not resolve here", host)
+	}
+	if ip := netip.MustParseAddr(addrs[0]); !ip.IsLoopback() && !ip.IsPrivate() {
+		t.Skipf("%s resolves to the public address %s", host, ip)
+	}
+	_, err = Guard{Production: true}.CheckResolved(context.Background(), "https://"+host+":8443")
+	require.ErrorIs(t, err, ErrBlocked)
+	assert.Contains(t, err.Error(), host+" resolves to")
 }
 
 func TestLegacyIPv4Notations(t *testing.T) {

@@ -34,11 +34,41 @@ func scanFile(r pgx.Row) (File, error) {
 	return f, err
 }
 
-// CreateFile records an uploaded file.
-func (s *Store) CreateFile(ctx context.Context, f File) (File, error) {
-	return scanFile(s.Pool.QueryRow(ctx, `INSERT INTO files AS f (id, workspace_id, uploaded_by, name, content_type, size_bytes, sha256, storage_key)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+fileColumns,
-		f.ID, f.WorkspaceID, f.UploadedBy, f.Name, f.ContentType, f.Size, f.SHA256, f.StorageKey))
+// ErrQuotaExceeded means a workspace's files would exceed its storage quota.
+var ErrQuotaExceeded = errors.New("workspace storage quota exceeded")
+
+// CreateFile records an uploaded file, unless the workspace's files would then hold more than
+// quota bytes (ErrQuotaExceeded; quota <= 0: no cap). Uploads to one workspace are serialised
+// by an advisory lock, so parallel uploads cannot together pass the quota.
+func (s *Store) CreateFile(ctx context.Context, f File, quota int64) (File, error) {
+	var out File
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if quota > 0 {
+			var used int64
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('files:' || $1::text, 0))`, f.WorkspaceID); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, `SELECT coalesce(sum(size_bytes), 0) FROM files WHERE workspace_id = $1`, f.WorkspaceID).Scan(&used); err != nil {
+				return err
+			}
+			if used+f.Size > quota {
+				return ErrQuotaExceeded
+			}
+		}
+		var err error
+		out, err = scanFile(tx.QueryRow(ctx, `INSERT INTO files AS f (id, workspace_id, uploaded_by, name, content_type, size_bytes, sha256, storage_key)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+fileColumns,
+			f.ID, f.WorkspaceID, f.UploadedBy, f.Name, f.ContentType, f.Size, f.SHA256, f.StorageKey))
+		return err
+	})
+	return out, err
+}
+
+// WorkspaceStorageUsed is the bytes of all files of a workspace.
+func (s *Store) WorkspaceStorageUsed(ctx context.Context, workspaceID uuid.UUID) (int64, error) {
+	var used int64
+	err := s.Pool.QueryRow(ctx, `SELECT coalesce(sum(size_bytes), 0) FROM files WHERE workspace_id = $1`, workspaceID).Scan(&used)
+	return used, err
 }
 
 var visibleFile = canSee("f.workspace_id")

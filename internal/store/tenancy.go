@@ -24,6 +24,14 @@ var ErrConflict = errors.New("conflict")
 // ErrNotOrgMember means a workspace member must first belong to the workspace's organization.
 var ErrNotOrgMember = errors.New("user is not a member of the organization")
 
+// IsInvalidText reports whether Postgres refused a value as text: a NUL character or invalid
+// UTF-8 (22021), or a \u0000 in jsonb (22P05). The API validates input so this should not
+// happen; when it does, it is the client's input, not an outage.
+func IsInvalidText(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
+}
+
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
