@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -272,15 +273,25 @@ func (t *Temporal) Stop() {
 // freePort picks a free port below Linux's ephemeral range (32768+), where outgoing
 // connections take their ports: a port picked there can be grabbed between the check and the
 // server's bind, and the Temporal server exits the process when a bind fails.
+// A port is handed out once per process: a server stopped and another started (tests) must not
+// race for the same port while the first one's listener is still closing.
 func freePort() (int, error) {
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
 	for i := 0; i < 200; i++ {
 		port := 20000 + mrand.IntN(12000)
-		if checkPortFree(port) == nil {
+		if !handedOut[port] && checkPortFree(port) == nil {
+			handedOut[port] = true
 			return port, nil
 		}
 	}
 	return 0, fmt.Errorf("no free port found in 20000-32000")
 }
+
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
 
 func checkPortFree(port int) error {
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
