@@ -32,6 +32,7 @@ const (
 	StepFiles         = "deleting_files"
 	StepWorkspaces    = "deleting_workspaces" // an org's workspaces, one child each
 	StepRows          = "deleting_rows"
+	StepSweep         = "sweeping_events" // late events of cancelled activities
 	StepDone          = "done"
 )
 
@@ -115,39 +116,53 @@ func DeleteWorkspace(ctx workflow.Context, in DeletionInput) (DeletionStatus, er
 	if err := MarkDeleting.Run(ctx, target); err != nil {
 		return st, err
 	}
-	if err := deleteWorkspaceContent(ctx, in.ID, &st); err != nil {
+	agents, err := deleteWorkspaceContent(ctx, in.ID, &st)
+	if err != nil {
 		return st, err
 	}
 	st.Step = StepRows
 	if err := DeleteRows.Run(ctx, target); err != nil {
 		return st, err
 	}
+	// A model or tool activity that was running when its conversation was terminated may still
+	// publish an event before it notices the cancellation (within a heartbeat): sweep again.
+	st.Step = StepSweep
+	if err := workflow.Sleep(ctx, eventSweepDelay); err != nil {
+		return st, err
+	}
+	if err := DeleteEvents.Run(ctx, EventsInput{WorkspaceID: in.ID, AgentIDs: agents}); err != nil {
+		return st, err
+	}
 	st.Step, st.Done = StepDone, true
 	return st, nil
 }
 
+// eventSweepDelay is how long after the rows the events are deleted once more: several
+// heartbeat intervals, so every cancelled activity has stopped publishing.
+const eventSweepDelay = 5 * time.Second
+
 // deleteWorkspaceContent stops the workspace's conversations and removes their events and the
 // workspace's file bytes; the rows stay (they list what to remove until the last step).
-func deleteWorkspaceContent(ctx workflow.Context, workspaceID string, st *DeletionStatus) error {
+func deleteWorkspaceContent(ctx workflow.Context, workspaceID string, st *DeletionStatus) ([]string, error) {
 	st.Step = StepConversations
 	agents, err := ListWorkspaceAgents.Run(ctx, workspaceID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st.Agents = len(agents)
 	if len(agents) > 0 {
 		if err := StopConversations.Run(ctx, StopInput{AgentIDs: agents, Reason: "workspace deleted"}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	st.Step = StepEvents
 	if err := DeleteEvents.Run(ctx, EventsInput{WorkspaceID: workspaceID, AgentIDs: agents}); err != nil {
-		return err
+		return nil, err
 	}
 	st.Step = StepFiles
 	n, err := DeleteWorkspaceFiles.Run(ctx, workspaceID)
 	st.Files = n
-	return err
+	return agents, err
 }
 
 // DeleteOrg hides an org and all its workspaces, deletes each workspace in a child workflow
