@@ -10,8 +10,10 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/llm"
 	"github.com/sapagent/sapagent/internal/prompt"
@@ -30,6 +32,9 @@ type Activities struct {
 	SAP          SAP
 	// Tools are the tools this worker offers, classifies and runs; nil means tools.Default().
 	Tools *tools.Registry
+	// Temporal stops a deleted workspace's conversations; Blobs holds its files' bytes.
+	Temporal client.Client
+	Blobs    blob.Store
 
 	prompts      prompt.Cache
 	codeDocsOnce sync.Once
@@ -58,6 +63,13 @@ func (a *Activities) Register(r workflows.Registry) {
 	workflows.GenerateTitle.Register(r, a.GenerateTitle)
 	workflows.ParkMessage.Register(r, a.ParkMessage)
 	workflows.CompactConversation.Register(r, a.CompactConversation)
+	workflows.MarkDeleting.Register(r, a.MarkDeleting)
+	workflows.ListWorkspaceAgents.Register(r, a.ListWorkspaceAgents)
+	workflows.ListOrgWorkspaces.Register(r, a.ListOrgWorkspaces)
+	workflows.StopConversations.Register(r, a.StopConversations)
+	workflows.DeleteEvents.Register(r, a.DeleteEvents)
+	workflows.DeleteWorkspaceFiles.Register(r, a.DeleteWorkspaceFiles)
+	workflows.DeleteRows.Register(r, a.DeleteRows)
 }
 
 // LoadConversation returns the last message seq stored for the agent.

@@ -68,18 +68,6 @@ func (s *Server) updateOrg(c *gin.Context) {
 	s.getOrg(c)
 }
 
-func (s *Server) deleteOrg(c *gin.Context) {
-	o, ok := s.orgAccess(c, store.RoleOwner)
-	if !ok {
-		return
-	}
-	if err := s.Store.DeleteOrg(c.Request.Context(), o.ID); err != nil {
-		s.storeFailed(c, err, "organization")
-		return
-	}
-	c.Status(http.StatusNoContent)
-}
-
 func (s *Server) listOrgMembers(c *gin.Context) {
 	o, ok := s.orgAccess(c, store.RoleMember)
 	if !ok {

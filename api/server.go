@@ -96,6 +96,8 @@ func (s *Server) Router() *gin.Engine {
 	a.PATCH("/orgs/:id/members/:userId", s.updateOrgMember)
 	a.DELETE("/orgs/:id/members/:userId", s.removeOrgMember)
 
+	a.GET("/deletions/:kind/:id", s.getDeletion)
+
 	a.GET("/workspaces", s.listWorkspaces)
 	a.POST("/workspaces", s.createWorkspace)
 	a.GET("/workspaces/:id", s.getWorkspace)

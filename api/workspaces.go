@@ -110,18 +110,6 @@ func (s *Server) updateWorkspace(c *gin.Context) {
 	s.getWorkspace(c)
 }
 
-func (s *Server) deleteWorkspace(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", true)
-	if !ok {
-		return
-	}
-	if err := s.Store.DeleteWorkspace(c.Request.Context(), w.ID); err != nil {
-		s.storeFailed(c, err, "workspace")
-		return
-	}
-	c.Status(http.StatusNoContent)
-}
-
 func (s *Server) listWorkspaceMembers(c *gin.Context) {
 	w, ok := s.workspaceAccess(c, "id", false)
 	if !ok {

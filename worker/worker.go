@@ -32,6 +32,8 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, stopGra
 func Register(w sdkworker.Registry, acts *activities.Activities) {
 	// The workflow is registered by name: the name is in every recorded history.
 	w.RegisterWorkflowWithOptions(workflows.Conversation, workflow.RegisterOptions{Name: workflows.ConversationWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.DeleteWorkspace, workflow.RegisterOptions{Name: workflows.DeleteWorkspaceWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.DeleteOrg, workflow.RegisterOptions{Name: workflows.DeleteOrgWorkflowName})
 	if acts != nil {
 		acts.Register(w)
 	}

@@ -197,8 +197,13 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 		}
 		direct[name] = true
 	}
+	blobs, err := blob.Open(context.Background(), d.Config.BlobURL)
+	if err != nil {
+		return nil, err
+	}
 	return &activities.Activities{
 		Store: d.Store, Bus: d.Bus, Models: Models(d.Config), PrimaryModel: d.Config.PrimaryModel, Log: d.Log,
+		Temporal: d.Temporal, Blobs: blobs,
 		SAP: activities.SAP{Resolver: resolver, DirectCall: direct, Scripts: scripts,
 			ScriptLimit: script.Limits{MaxSteps: uint64(d.Config.CodeMaxSteps), Timeout: d.Config.CodeTimeout}},
 	}, nil

@@ -76,7 +76,7 @@ func utcOrg(o Org) Org { o.CreatedAt, o.UpdatedAt = o.CreatedAt.UTC(), o.Updated
 func (s *Store) GetOrg(ctx context.Context, orgID uuid.UUID, user string) (Org, error) {
 	var o Org
 	err := s.Pool.QueryRow(ctx, `SELECT o.id, o.name, coalesce(m.role, ''), o.created_by, o.created_at, o.updated_at
-		FROM orgs o LEFT JOIN org_members m ON m.org_id = o.id AND m.user_id = $2 WHERE o.id = $1`, orgID, user).
+		FROM orgs o LEFT JOIN org_members m ON m.org_id = o.id AND m.user_id = $2 WHERE o.id = $1 AND o.deleting_at IS NULL`, orgID, user).
 		Scan(&o.ID, &o.Name, &o.Role, &o.CreatedBy, &o.CreatedAt, &o.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return o, ErrNotFound
@@ -89,7 +89,7 @@ func (s *Store) ListOrgs(ctx context.Context, user string, after *Cursor, limit 
 	t, id := cursorArgs(after)
 	rows, err := s.Pool.Query(ctx, `SELECT o.id, o.name, m.role, o.created_by, o.created_at, o.updated_at
 		FROM orgs o JOIN org_members m ON m.org_id = o.id AND m.user_id = $1
-		WHERE (o.created_at, o.id) < ($2, $3) ORDER BY o.created_at DESC, o.id DESC LIMIT $4`, user, t, id, limit)
+		WHERE o.deleting_at IS NULL AND (o.created_at, o.id) < ($2, $3) ORDER BY o.created_at DESC, o.id DESC LIMIT $4`, user, t, id, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func lockOwners(ctx context.Context, tx pgx.Tx, orgID uuid.UUID, user string, lo
 // so the membership check is part of the query. With a row-independent wsExpr (a parameter)
 // Postgres evaluates it once per query.
 func canSee(wsExpr string) string {
-	return `(EXISTS (SELECT 1 FROM workspace_members cm WHERE cm.workspace_id = ` + wsExpr + ` AND cm.user_id = $2)
+	return `(` + notDeleting(wsExpr) + `) AND (EXISTS (SELECT 1 FROM workspace_members cm WHERE cm.workspace_id = ` + wsExpr + ` AND cm.user_id = $2)
 	OR EXISTS (SELECT 1 FROM workspaces cw JOIN org_members co ON co.org_id = cw.org_id
 		WHERE cw.id = ` + wsExpr + ` AND co.user_id = $2 AND co.role IN ('owner', 'admin')))`
 }
@@ -224,7 +224,7 @@ func scanWorkspace(r pgx.Row) (Workspace, error) {
 // WorkspaceAccess loads a workspace with the caller's role ("" when they may not see it);
 // ErrNotFound when it does not exist.
 func (s *Store) WorkspaceAccess(ctx context.Context, id uuid.UUID, user string) (Workspace, error) {
-	w, err := scanWorkspace(s.Pool.QueryRow(ctx, `SELECT `+workspaceColumns+` FROM workspaces w `+workspaceAccessJoins+` WHERE w.id = $1`, id, user))
+	w, err := scanWorkspace(s.Pool.QueryRow(ctx, `SELECT `+workspaceColumns+` FROM workspaces w `+workspaceAccessJoins+` WHERE w.id = $1 AND w.deleting_at IS NULL`, id, user))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return w, ErrNotFound
 	}
@@ -251,7 +251,7 @@ func (s *Store) CreateWorkspace(ctx context.Context, orgID uuid.UUID, name, user
 func (s *Store) ListWorkspaces(ctx context.Context, user string, orgID *uuid.UUID, after *Cursor, limit int) ([]Workspace, error) {
 	t, id := cursorArgs(after)
 	rows, err := s.Pool.Query(ctx, `SELECT `+workspaceColumns+` FROM workspaces w `+workspaceAccessJoins+`
-		WHERE (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin'))
+		WHERE (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin')) AND w.deleting_at IS NULL
 		  AND ($1::uuid IS NULL OR w.org_id = $1) AND (w.created_at, w.id) < ($3, $4)
 		ORDER BY w.created_at DESC, w.id DESC LIMIT $5`, orgID, user, t, id, limit)
 	if err != nil {
