@@ -125,10 +125,17 @@ func DeleteWorkspace(ctx workflow.Context, in DeletionInput) (DeletionStatus, er
 		return st, err
 	}
 	// A model or tool activity that was running when its conversation was terminated may still
-	// publish an event before it notices the cancellation (within a heartbeat): sweep again.
+	// publish an event before it notices the cancellation (within a heartbeat), and a message
+	// that passed its access check just before the workspace was hidden may have started a
+	// conversation run again: sweep both.
 	st.Step = StepSweep
 	if err := workflow.Sleep(ctx, eventSweepDelay); err != nil {
 		return st, err
+	}
+	if len(agents) > 0 {
+		if err := StopConversations.Run(ctx, StopInput{AgentIDs: agents, Reason: "workspace deleted"}); err != nil {
+			return st, err
+		}
 	}
 	if err := DeleteEvents.Run(ctx, EventsInput{WorkspaceID: in.ID, AgentIDs: agents}); err != nil {
 		return st, err

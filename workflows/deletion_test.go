@@ -57,7 +57,7 @@ func TestDeleteWorkspaceRemovesContentBeforeRowsAndRetriesOutages(t *testing.T) 
 	var st DeletionStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
 	assert.Equal(t, DeletionStatus{Kind: "workspace", ID: "w1", OrgID: "o1", RequestedBy: "alice", Step: StepDone, Done: true, Agents: 1, Files: 3}, st)
-	assert.Equal(t, []string{"mark workspace w1", "stop w1-a", "events w1", "files w1", "rows workspace w1", "events w1"}, l.steps)
+	assert.Equal(t, []string{"mark workspace w1", "stop w1-a", "events w1", "files w1", "rows workspace w1", "stop w1-a", "events w1"}, l.steps)
 }
 
 func TestDeleteOrgDeletesEachWorkspaceThenTheOrg(t *testing.T) {
