@@ -197,3 +197,65 @@ func TestConfirmAfterShowsTheResultAndTheModelSeesItOnlyOnceApproved(t *testing.
 	assert.Equal(t, []string{"user", "assistant", "tool", "assistant"}, roles(msgs))
 	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+agent.ID, "", "conversation_confirm_after_v2")
 }
+
+// Security issue 11 (with durable-core item 5): a provider that reuses its tool-call IDs in every
+// response cannot make an approval apply to another call. Each turn's two writes get their own
+// IDs; only the approved ones run, and the action log attributes each input to its own call.
+func TestReusedProviderIDsMakeOnlyTheApprovedWrites(t *testing.T) {
+	e := startEnv(t, func(_ *config.Config, o *devstack.Options) {
+		o.OfflineLLM.Rules = []offlinellm.Rule{{Name: "two", Match: `^save two notes (\w+)$`, CallIDs: offlinellm.CallIDsPerResponse,
+			ToolCalls: []offlinellm.ToolCallRule{
+				{Name: "save_note", Arguments: `{"title":"$1-a","body":"first"}`},
+				{Name: "save_note", Arguments: `{"title":"$1-b","body":"second"}`}}}}
+	})
+	agent := e.createAgent("writes")
+	ws := e.dial(agent.ID, "")
+	ws.next(5 * time.Second)
+	asks := func(text string) []string {
+		require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": text}, nil))
+		var ids []string
+		ws.until(30*time.Second, func(ev event) bool {
+			if ev.Type == "approval_needed" {
+				var a struct {
+					ToolCallID string `json:"tool_call_id"`
+				}
+				require.NoError(t, jsonUnmarshal(ev.Raw, &a))
+				ids = append(ids, a.ToolCallID)
+			}
+			return len(ids) == 2
+		})
+		return ids
+	}
+	decide := func(id string, ok bool) {
+		require.Equal(t, http.StatusOK, e.do("POST", "/api/agents/"+agent.ID+"/approve",
+			map[string]any{"decisions": []any{map[string]any{"tool_call_id": id, "approved": ok}}}, nil))
+	}
+	first := asks("save two notes first")
+	require.NotEqual(t, first[0], first[1])
+	decide(first[0], true)
+	decide(first[1], false)
+	ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
+	second := asks("save two notes second")
+	assert.NotContains(t, first, second[0], "the provider's call_0 again, but a new call")
+	decide(second[0], true)
+	decide(second[1], true)
+	ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
+
+	var titles []string
+	rows, err := e.stack.Deps.Store.Pool.Query(context.Background(), `SELECT n.title FROM agent_notes n WHERE n.agent_id = $1 ORDER BY n.title`, agent.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var title string
+		require.NoError(t, rows.Scan(&title))
+		titles = append(titles, title)
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []string{"first-a", "second-a", "second-b"}, titles, "exactly the approved writes")
+	for _, id := range append(first[:1], second...) {
+		var input string
+		require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(context.Background(),
+			`SELECT input FROM tool_actions WHERE agent_id = $1 AND tool_call_id = $2`, agent.ID, id).Scan(&input))
+		want := map[string]string{first[0]: "first-a", second[0]: "second-a", second[1]: "second-b"}[id]
+		assert.Contains(t, input, want, "the action log names the call's own input")
+	}
+}
