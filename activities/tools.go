@@ -81,7 +81,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 			Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "done", "result": truncate(res.Content, 4096)}})
 	}
 	action := store.Action{
-		AgentID: agentID, WorkspaceID: agent.WorkspaceID, UserID: in.UserID, ToolCallID: in.Call.ID, Tool: in.Call.Name,
+		AgentID: agentID, WorkspaceID: agent.WorkspaceID, UserID: in.UserID, DecidedBy: in.DecidedBy, ToolCallID: in.Call.ID, Tool: in.Call.Name,
 		Input: truncate(in.Call.Arguments, maxLoggedInput), OutputSummary: truncate(res.Content, 500),
 		DurationMS: int(elapsed.Milliseconds()), Success: toolErr == nil,
 	}

@@ -339,6 +339,8 @@ func (s *Server) updateOutcome(ctx context.Context, err error, what string) outc
 			return failure(http.StatusNotFound, "not_found", appErr.Message())
 		case workflows.ErrTypeAlreadyDecided:
 			return failure(http.StatusConflict, "already_decided", appErr.Message())
+		case workflows.ErrTypeNotAllowed:
+			return failure(http.StatusForbidden, "not_allowed", appErr.Message())
 		default:
 			return failure(http.StatusBadRequest, "invalid_request", appErr.Message())
 		}
@@ -397,10 +399,13 @@ func (s *Server) approveCalls(c *gin.Context) {
 	if !decodeJSON(c, 64<<10, &req) {
 		return
 	}
-	s.respond(c, s.decide(c.Request.Context(), agent, req))
+	s.respond(c, s.decide(c.Request.Context(), agent, userOf(c), req))
 }
 
-func (s *Server) decide(ctx context.Context, agent store.Agent, req approveRequest) outcome {
+// decide sends user's decisions. Who decides, their role and the workspace's approval rules come
+// from the token and the database, never from the body; the workflow's validator applies them
+// (workflows.mayDecide), since only it knows whose message led to each call.
+func (s *Server) decide(ctx context.Context, agent store.Agent, user string, req approveRequest) outcome {
 	if len(req.Decisions) == 0 || len(req.Decisions) > 100 {
 		return failure(http.StatusBadRequest, "missing_field", "decisions must list 1 to 100 {tool_call_id, approved, reason?}")
 	}
@@ -412,8 +417,18 @@ func (s *Server) decide(ctx context.Context, agent store.Agent, req approveReque
 			return failure(http.StatusBadRequest, "invalid_text", "tool_call_id and reason must be valid UTF-8 without NUL characters")
 		}
 	}
+	w, err := s.Store.WorkspaceAccess(ctx, agent.WorkspaceID, user)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && w.Role == "") {
+		return failure(http.StatusNotFound, "not_found", "agent not found") // removed since the agent was loaded
+	}
+	if err != nil {
+		s.Log.Error("approve: load workspace", "error", err)
+		return failure(http.StatusServiceUnavailable, "unavailable", "the database is unavailable, try again shortly")
+	}
+	up := workflows.ApproveRequest{Decisions: req.Decisions, DecidedBy: user, DeciderIsAdmin: w.Role == store.RoleAdmin,
+		AdminsMayApprove: w.AdminsMayApprove, FourEyes: w.FourEyes}
 	var res workflows.ApproveResult
-	if err := s.update(ctx, agent, workflows.UpdateApprove, workflows.ApproveRequest{Decisions: req.Decisions}, &res); err != nil {
+	if err := s.update(ctx, agent, workflows.UpdateApprove, up, &res); err != nil {
 		return s.updateOutcome(ctx, err, "approve")
 	}
 	return outcome{http.StatusOK, res}

@@ -48,7 +48,7 @@ func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws
 		case cmd.Type == "message":
 			o, end = s.commandAllowed(ctx, g, func() outcome { return s.deliver(ctx, agent, user, cmd.sendMessageRequest) })
 		case cmd.Type == "approve":
-			o, end = s.commandAllowed(ctx, g, func() outcome { return s.decide(ctx, agent, cmd.approveRequest) })
+			o, end = s.commandAllowed(ctx, g, func() outcome { return s.decide(ctx, agent, user, cmd.approveRequest) })
 		case cmd.Type == "stop":
 			o, end = s.commandAllowed(ctx, g, func() outcome { return s.stop(ctx, agent) })
 		default:

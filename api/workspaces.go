@@ -84,6 +84,9 @@ func (s *Server) getWorkspace(c *gin.Context) {
 
 type updateWorkspaceRequest struct {
 	Name *string `json:"name"`
+	// Who may decide tool calls (docs/api.md, "Who decides a tool call").
+	AdminsMayApprove *bool `json:"admins_may_approve"`
+	FourEyes         *bool `json:"four_eyes"`
 }
 
 func (s *Server) updateWorkspace(c *gin.Context) {
@@ -95,15 +98,19 @@ func (s *Server) updateWorkspace(c *gin.Context) {
 	if !decodeJSON(c, 16<<10, &req) {
 		return
 	}
-	if req.Name == nil {
-		badRequest(c, "missing_field", "nothing to update: give name")
+	if req.Name == nil && req.AdminsMayApprove == nil && req.FourEyes == nil {
+		badRequest(c, "missing_field", "nothing to update: give name, admins_may_approve and/or four_eyes")
 		return
 	}
-	name, ok := requiredName(c, "name", *req.Name, 200)
-	if !ok {
-		return
+	u := store.WorkspaceUpdate{AdminsMayApprove: req.AdminsMayApprove, FourEyes: req.FourEyes}
+	if req.Name != nil {
+		name, ok := requiredName(c, "name", *req.Name, 200)
+		if !ok {
+			return
+		}
+		u.Name = &name
 	}
-	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, &name, nil); err != nil {
+	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, u); err != nil {
 		s.storeFailed(c, err, "workspace")
 		return
 	}
@@ -187,7 +194,7 @@ func (s *Server) putWorkspaceSettings(c *gin.Context) {
 		badRequest(c, "invalid_json", "settings must not contain NUL characters")
 		return
 	}
-	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, nil, raw); err != nil {
+	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, store.WorkspaceUpdate{Settings: raw}); err != nil {
 		s.storeFailed(c, err, "workspace")
 		return
 	}

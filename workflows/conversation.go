@@ -43,6 +43,7 @@ const (
 	versionRecordedMode = "tool-modes-recorded" // tool modes come from the model activity's result
 	versionParkQueued   = "park-queued"         // queued messages are parked in Postgres before continue-as-new
 	versionCompaction   = "compaction"          // older turns are summarised when a request left them out
+	versionDecidedBy    = "decided-by"          // approvals publish tool_approved with who decided
 )
 
 // summaryNamespace derives a summary row's ID from the turn and step it follows.
@@ -62,13 +63,15 @@ type conversation struct {
 	cancelTurn workflow.CancelFunc // stops the running turn's activities and waits
 	stopped    bool                // the user asked to stop the running turn
 	pending    []*approval         // the current approval group, in call order
+	sender     string              // the user whose message started the running turn
 }
 
 type approval struct {
 	PendingApproval
-	decided  bool
-	approved bool
-	reason   string
+	decided   bool
+	approved  bool
+	reason    string
+	decidedBy string // "" when the approval timed out (or in histories recorded before it)
 }
 
 // Conversation is the workflow of one agent: the single writer of its transcript. It waits
@@ -217,7 +220,7 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 		func(ctx workflow.Context, req ApproveRequest) (ApproveResult, error) {
 			for _, d := range req.Decisions {
 				a := c.findPending(d.ToolCallID)
-				a.decided, a.approved, a.reason = true, d.Approved, d.Reason
+				a.decided, a.approved, a.reason, a.decidedBy = true, d.Approved, d.Reason, req.DecidedBy
 			}
 			return ApproveResult{Remaining: c.undecided()}, nil
 		},
@@ -239,8 +242,9 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 	})
 }
 
-// validateDecisions rejects decisions for calls that are not pending or already decided;
-// rejected updates never enter history.
+// validateDecisions rejects decisions for calls that are not pending or already decided, and
+// decisions by someone who may not make them (mayDecide); rejected updates never enter history,
+// and one refused decision refuses the whole request.
 func (c *conversation) validateDecisions(_ workflow.Context, req ApproveRequest) error {
 	if len(req.Decisions) == 0 {
 		return errors.New("no decisions given")
@@ -254,10 +258,42 @@ func (c *conversation) validateDecisions(_ workflow.Context, req ApproveRequest)
 		if a.decided || seen[d.ToolCallID] {
 			return temporal.NewApplicationError("tool call "+d.ToolCallID+" is already decided", ErrTypeAlreadyDecided)
 		}
+		if err := mayDecide(req, a.PendingApproval, d.Approved); err != nil {
+			return err
+		}
 		seen[d.ToolCallID] = true
 	}
 	return nil
 }
+
+// mayDecide says whether req's user may approve (or reject) call p. A call runs with its
+// requester's SAP login, so by default only the requester decides it. Where the workspace allows
+// it (AdminsMayApprove), a workspace admin may decide too. With four eyes, a write
+// (confirm_before_execution) needs a second person: its requester may only reject it, and any
+// other member of the workspace may approve or reject it (admins included, whether or not
+// AdminsMayApprove is set). Calls that already ran (confirm_after_execution) keep the default.
+func mayDecide(req ApproveRequest, p PendingApproval, approve bool) error {
+	by := req.DecidedBy
+	if by == "" {
+		return notAllowed("the decision does not name who made it")
+	}
+	if req.FourEyes && p.Mode == string(tools.ConfirmBefore) {
+		if by == p.RequestedBy && approve {
+			return notAllowed("this workspace requires a second person's approval for writes (four eyes): you cannot approve tool call " +
+				p.ToolCallID + " yourself; another member must approve it (you may reject it)")
+		}
+		return nil
+	}
+	if by == p.RequestedBy || (req.DeciderIsAdmin && req.AdminsMayApprove) {
+		return nil
+	}
+	if req.DeciderIsAdmin {
+		return notAllowed("only the user whose message led to tool call " + p.ToolCallID + " may decide it (this workspace does not let admins decide)")
+	}
+	return notAllowed("only the user whose message led to tool call " + p.ToolCallID + " may decide it")
+}
+
+func notAllowed(msg string) error { return temporal.NewApplicationError(msg, ErrTypeNotAllowed) }
 
 func (c *conversation) findPending(id string) *approval {
 	for _, a := range c.pending {
@@ -294,6 +330,7 @@ func validateUserMessage(_ workflow.Context, m UserMessage) error {
 
 func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 	c.status = StatusActive
+	c.sender = msg.UserID
 	c.stopped = false
 	workflow.SetCurrentDetails(ctx, c.details())
 	// BeginTurn is one transaction: the message is stored at this seq or nothing is, so the seq
@@ -479,10 +516,11 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 	}
 	c.pending = nil
 	// Auto calls and confirm-after calls run now; confirm-before calls wait for approval.
-	c.execute(ctx, msg, calls, results, func(i int) bool { return modes[i] == tools.Auto || modes[i] == tools.ConfirmAfter })
+	c.execute(ctx, msg, calls, results, nil, func(i int) bool { return modes[i] == tools.Auto || modes[i] == tools.ConfirmAfter })
 	for i, call := range calls {
 		if modes[i] == tools.ConfirmBefore || (modes[i] == tools.ConfirmAfter && !results[i].IsError) {
-			a := &approval{PendingApproval: PendingApproval{ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Mode: string(modes[i])}}
+			a := &approval{PendingApproval: PendingApproval{ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments,
+				Mode: string(modes[i]), RequestedBy: c.sender}}
 			if modes[i] == tools.ConfirmAfter {
 				r := results[i]
 				a.Result = &r
@@ -500,23 +538,33 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 			results[i] = ToolResult{ToolCallID: a.ToolCallID, Name: a.Tool, Content: StoppedResult, IsError: true}
 			continue
 		}
-		if !a.approved {
-			results[i] = ToolResult{ToolCallID: a.ToolCallID, Name: a.Tool, Content: RejectedResult, IsError: true, Rejected: true}
-			if a.reason != "" {
-				results[i].Content += ": " + a.reason
+		if a.approved {
+			// Runs recorded before versionDecidedBy published nothing for an approval.
+			if workflow.GetVersion(ctx, versionDecidedBy, workflow.DefaultVersion, 1) == 1 {
+				c.publish(ctx, "tool:"+a.ToolCallID+":approved", "tool_approved",
+					map[string]any{"tool_call_id": a.ToolCallID, "tool": a.Tool, "mode": a.Mode, "decided_by": a.decidedBy})
 			}
-			c.publish(ctx, "tool:"+a.ToolCallID+":rejected", "tool_rejected", map[string]any{"tool_call_id": a.ToolCallID, "tool": a.Tool, "reason": a.reason})
+			continue
 		}
+		results[i] = ToolResult{ToolCallID: a.ToolCallID, Name: a.Tool, Content: RejectedResult, IsError: true, Rejected: true}
+		if a.reason != "" {
+			results[i].Content += ": " + a.reason
+		}
+		fields := map[string]any{"tool_call_id": a.ToolCallID, "tool": a.Tool, "reason": a.reason}
+		if a.decidedBy != "" {
+			fields["decided_by"] = a.decidedBy
+		}
+		c.publish(ctx, "tool:"+a.ToolCallID+":rejected", "tool_rejected", fields)
 	}
-	approvedBefore := map[int]bool{}
+	approvedBy := map[int]string{} // confirm-before calls that were approved, and by whom
 	for _, a := range c.pending {
 		if a.approved && a.Mode == string(tools.ConfirmBefore) {
-			approvedBefore[indexOf(calls, a.ToolCallID)] = true
+			approvedBy[indexOf(calls, a.ToolCallID)] = a.decidedBy
 		}
 	}
 	c.pending = nil
 	if !c.stopped {
-		c.execute(ctx, msg, calls, results, func(i int) bool { return approvedBefore[i] })
+		c.execute(ctx, msg, calls, results, approvedBy, func(i int) bool { _, ok := approvedBy[i]; return ok })
 	}
 	if c.stopped {
 		for i := range results {
@@ -555,6 +603,9 @@ func (c *conversation) awaitApprovals(ctx workflow.Context, msg UserMessage) {
 	c.setStatus(ctx, msg.ID, StatusWaiting)
 	for _, a := range c.pending {
 		fields := map[string]any{"tool_call_id": a.ToolCallID, "tool": a.Tool, "arguments": a.Arguments, "mode": a.Mode}
+		if a.RequestedBy != "" {
+			fields["requested_by"] = a.RequestedBy
+		}
 		if a.Result != nil {
 			fields["result"] = a.Result.Content
 		}
@@ -575,8 +626,9 @@ func (c *conversation) awaitApprovals(ctx workflow.Context, msg UserMessage) {
 	}
 }
 
-// execute runs the selected calls as parallel activities and fills their results.
-func (c *conversation) execute(ctx workflow.Context, msg UserMessage, calls []ToolCall, results []ToolResult, selected func(int) bool) {
+// execute runs the selected calls as parallel activities and fills their results; deciders
+// names who approved a call (by index), for the action log.
+func (c *conversation) execute(ctx workflow.Context, msg UserMessage, calls []ToolCall, results []ToolResult, deciders map[int]string, selected func(int) bool) {
 	type running struct {
 		i   int
 		res Pending[ToolResult]
@@ -596,7 +648,7 @@ func (c *conversation) execute(ctx workflow.Context, msg UserMessage, calls []To
 			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
 				NonRetryableErrorTypes: []string{ErrTypeBadInput}},
 		})
-		in := ToolCallInput{AgentID: c.in.AgentID, UserID: msg.UserID, Call: call}
+		in := ToolCallInput{AgentID: c.in.AgentID, UserID: msg.UserID, Call: call, DecidedBy: deciders[i]}
 		futures = append(futures, running{i, ExecuteTool.Start(actx, in)})
 	}
 	for _, f := range futures {

@@ -99,7 +99,7 @@ func send(env *testsuite.TestWorkflowEnvironment, after time.Duration, id, conte
 				}
 				out.res = v.(SendMessageResult)
 			},
-		}, UserMessage{ID: id, Content: content})
+		}, UserMessage{ID: id, Content: content, UserID: "alice"})
 	}, after)
 }
 

@@ -16,6 +16,7 @@ const (
 	ErrTypeQueueFull       = "QueueFull"       // 429
 	ErrTypeUnknownToolCall = "UnknownToolCall" // 404
 	ErrTypeAlreadyDecided  = "AlreadyDecided"  // 409
+	ErrTypeNotAllowed      = "NotAllowed"      // 403: this user may not decide this call
 )
 
 // Error types activities return for failures that retrying the same call cannot fix.
@@ -129,6 +130,8 @@ type PendingApproval struct {
 	Arguments  string      `json:"arguments"`
 	Mode       string      `json:"mode"`
 	Result     *ToolResult `json:"result,omitempty"` // confirm_after_execution: what the user reviews
+	// RequestedBy is the user whose message led to the call: the one who decides it.
+	RequestedBy string `json:"requested_by,omitempty"`
 }
 
 // Decision approves or rejects one pending call.
@@ -138,9 +141,18 @@ type Decision struct {
 	Reason     string `json:"reason,omitempty"`
 }
 
-// ApproveRequest carries one or many decisions.
+// ApproveRequest carries one or many decisions. Everything but Decisions is set by the API
+// (the token's user, their role, the workspace's approval rules), never taken from the request
+// body; the validator cannot do I/O, so the API looks them up.
 type ApproveRequest struct {
 	Decisions []Decision `json:"decisions"`
+	// DecidedBy is the deciding user; empty (histories recorded before it) is refused by the validator.
+	DecidedBy string `json:"decided_by,omitempty"`
+	// DeciderIsAdmin: DecidedBy administers the agent's workspace.
+	DeciderIsAdmin bool `json:"decider_is_admin,omitempty"`
+	// AdminsMayApprove and FourEyes are the workspace's approval rules when the decision was made.
+	AdminsMayApprove bool `json:"admins_may_approve,omitempty"`
+	FourEyes         bool `json:"four_eyes,omitempty"`
 }
 
 // ApproveResult says how many calls of the group still wait.
@@ -169,6 +181,9 @@ type ToolCallInput struct {
 	AgentID string
 	UserID  string
 	Call    ToolCall
+	// DecidedBy is who approved a confirm-before call (recorded in the action log); empty for
+	// calls that needed no approval.
+	DecidedBy string `json:",omitempty"`
 }
 
 // ToolResultsInput stores a step's tool results as transcript rows.

@@ -23,6 +23,8 @@ type loopFakes struct {
 	stepCalls int
 	policy    string
 	ran       []string
+	deciders  map[string]string // ExecuteTool's DecidedBy by call ID
+	published []EventInput
 	results   [][]ToolResult
 	events    []string
 	modelWait time.Duration // the model "streams" this long (for stop tests)
@@ -61,6 +63,10 @@ func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
 	ExecuteTool.Register(env, func(_ context.Context, in ToolCallInput) (ToolResult, error) {
 		f.mu.Lock()
 		f.ran = append(f.ran, in.Call.ID)
+		if f.deciders == nil {
+			f.deciders = map[string]string{}
+		}
+		f.deciders[in.Call.ID] = in.DecidedBy
 		f.mu.Unlock()
 		return ToolResult{ToolCallID: in.Call.ID, Name: in.Call.Name, Content: "ok:" + in.Call.ID}, nil
 	})
@@ -73,6 +79,7 @@ func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
 	PublishEvent.Register(env, func(_ context.Context, in EventInput) error {
 		f.mu.Lock()
 		f.events = append(f.events, in.Type)
+		f.published = append(f.published, in)
 		f.mu.Unlock()
 		return nil
 	})
@@ -103,7 +110,12 @@ func sendAt(env *testsuite.TestWorkflowEnvironment, at time.Duration, content st
 	send(env, at, uuid.NewString(), content, &r)
 }
 
+// approveAt decides as alice, who sends every message of these tests.
 func approveAt(env *testsuite.TestWorkflowEnvironment, at time.Duration, out *updateResult, ds ...Decision) {
+	approveAs(env, at, out, ApproveRequest{Decisions: ds, DecidedBy: "alice"})
+}
+
+func approveAs(env *testsuite.TestWorkflowEnvironment, at time.Duration, out *updateResult, req ApproveRequest) {
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(UpdateApprove, uuid.NewString(), &testsuite.TestUpdateCallback{
 			OnAccept: func() {}, OnReject: func(err error) { out.err = err },
@@ -112,7 +124,7 @@ func approveAt(env *testsuite.TestWorkflowEnvironment, at time.Duration, out *up
 					out.err = err
 				}
 			},
-		}, ApproveRequest{Decisions: ds})
+		}, req)
 	}, at)
 }
 

@@ -196,27 +196,31 @@ func canSee(wsExpr string) string {
 
 // Workspace is a workspace as a member sees it.
 type Workspace struct {
-	ID        uuid.UUID       `json:"id"`
-	OrgID     uuid.UUID       `json:"org_id"`
-	Name      string          `json:"name"`
-	Role      string          `json:"role"` // the caller's effective role: admin or member
-	Settings  json.RawMessage `json:"settings"`
-	CreatedBy string          `json:"created_by"`
-	CreatedAt time.Time       `json:"created_at"`
-	UpdatedAt time.Time       `json:"updated_at"`
+	ID       uuid.UUID       `json:"id"`
+	OrgID    uuid.UUID       `json:"org_id"`
+	Name     string          `json:"name"`
+	Role     string          `json:"role"` // the caller's effective role: admin or member
+	Settings json.RawMessage `json:"settings"`
+	// Who may decide tool calls (docs/api.md, "Who decides a tool call"): admins too, and four
+	// eyes (a write needs a second person's approval).
+	AdminsMayApprove bool      `json:"admins_may_approve"`
+	FourEyes         bool      `json:"four_eyes"`
+	CreatedBy        string    `json:"created_by"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
 }
 
 // effectiveRole: org owners and admins administer every workspace of their org.
 const workspaceColumns = `w.id, w.org_id, w.name,
 	coalesce(CASE WHEN om.role IN ('owner', 'admin') THEN 'admin' ELSE wm.role END, ''),
-	w.settings, w.created_by, w.created_at, w.updated_at`
+	w.settings, w.admins_may_approve, w.four_eyes, w.created_by, w.created_at, w.updated_at`
 
 const workspaceAccessJoins = `LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = $2
 	LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2`
 
 func scanWorkspace(r pgx.Row) (Workspace, error) {
 	var w Workspace
-	err := r.Scan(&w.ID, &w.OrgID, &w.Name, &w.Role, &w.Settings, &w.CreatedBy, &w.CreatedAt, &w.UpdatedAt)
+	err := r.Scan(&w.ID, &w.OrgID, &w.Name, &w.Role, &w.Settings, &w.AdminsMayApprove, &w.FourEyes, &w.CreatedBy, &w.CreatedAt, &w.UpdatedAt)
 	w.CreatedAt, w.UpdatedAt = w.CreatedAt.UTC(), w.UpdatedAt.UTC()
 	return w, err
 }
@@ -260,10 +264,19 @@ func (s *Store) ListWorkspaces(ctx context.Context, user string, orgID *uuid.UUI
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Workspace, error) { return scanWorkspace(r) })
 }
 
-// UpdateWorkspace renames a workspace and/or replaces its settings (nil leaves a field as is).
-func (s *Store) UpdateWorkspace(ctx context.Context, id uuid.UUID, name *string, settings json.RawMessage) error {
+// WorkspaceUpdate is a change of a workspace; nil fields stay as they are.
+type WorkspaceUpdate struct {
+	Name             *string
+	Settings         json.RawMessage
+	AdminsMayApprove *bool
+	FourEyes         *bool
+}
+
+// UpdateWorkspace applies a change in one statement.
+func (s *Store) UpdateWorkspace(ctx context.Context, id uuid.UUID, u WorkspaceUpdate) error {
 	_, err := s.Pool.Exec(ctx, `UPDATE workspaces SET name = coalesce($2, name), settings = coalesce($3, settings),
-		updated_at = now() WHERE id = $1`, id, name, settings)
+		admins_may_approve = coalesce($4, admins_may_approve), four_eyes = coalesce($5, four_eyes),
+		updated_at = now() WHERE id = $1`, id, u.Name, u.Settings, u.AdminsMayApprove, u.FourEyes)
 	return err
 }
 

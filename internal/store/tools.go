@@ -65,7 +65,8 @@ type Action struct {
 	ID            uuid.UUID `json:"id"`
 	AgentID       uuid.UUID `json:"agent_id"`
 	WorkspaceID   uuid.UUID `json:"workspace_id"`
-	UserID        string    `json:"user_id"`
+	UserID        string    `json:"user_id"`    // whose message led to the call (its SAP login)
+	DecidedBy     string    `json:"decided_by"` // who approved it; "" when it needed no approval
 	ToolCallID    string    `json:"tool_call_id"`
 	Tool          string    `json:"tool"`
 	Input         string    `json:"input"`
@@ -79,10 +80,10 @@ type Action struct {
 // LogAction records a tool call; a retried activity logging the same call again keeps one row.
 func (s *Store) LogAction(ctx context.Context, a Action) error {
 	_, err := s.Pool.Exec(ctx, `INSERT INTO tool_actions (id, agent_id, workspace_id, user_id, tool_call_id, tool, input,
-		output_summary, duration_ms, success, error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		output_summary, duration_ms, success, error, decided_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (agent_id, tool_call_id) DO UPDATE SET output_summary = EXCLUDED.output_summary,
 		duration_ms = EXCLUDED.duration_ms, success = EXCLUDED.success, error = EXCLUDED.error`,
-		uuid.New(), a.AgentID, a.WorkspaceID, a.UserID, a.ToolCallID, a.Tool, a.Input, a.OutputSummary, a.DurationMS, a.Success, a.Error)
+		uuid.New(), a.AgentID, a.WorkspaceID, a.UserID, a.ToolCallID, a.Tool, a.Input, a.OutputSummary, a.DurationMS, a.Success, a.Error, a.DecidedBy)
 	return err
 }
 
@@ -98,7 +99,7 @@ type ActionFilter struct {
 // ListActions lists actions newest first.
 func (s *Store) ListActions(ctx context.Context, f ActionFilter, after *Cursor, limit int) ([]Action, error) {
 	t, id := cursorArgs(after)
-	rows, err := s.Pool.Query(ctx, `SELECT id, agent_id, workspace_id, user_id, tool_call_id, tool, input, output_summary,
+	rows, err := s.Pool.Query(ctx, `SELECT id, agent_id, workspace_id, user_id, decided_by, tool_call_id, tool, input, output_summary,
 		duration_ms, success, error, created_at FROM tool_actions
 		WHERE workspace_id = $1 AND ($2::uuid IS NULL OR agent_id = $2) AND ($3 = '' OR tool = $3)
 		  AND ($4 = '' OR user_id = $4) AND ($5::boolean IS NULL OR success = $5) AND (created_at, id) < ($6, $7)
@@ -108,7 +109,7 @@ func (s *Store) ListActions(ctx context.Context, f ActionFilter, after *Cursor, 
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Action, error) {
 		var a Action
-		err := r.Scan(&a.ID, &a.AgentID, &a.WorkspaceID, &a.UserID, &a.ToolCallID, &a.Tool, &a.Input, &a.OutputSummary,
+		err := r.Scan(&a.ID, &a.AgentID, &a.WorkspaceID, &a.UserID, &a.DecidedBy, &a.ToolCallID, &a.Tool, &a.Input, &a.OutputSummary,
 			&a.DurationMS, &a.Success, &a.Error, &a.CreatedAt)
 		a.CreatedAt = a.CreatedAt.UTC()
 		return a, err
