@@ -124,7 +124,7 @@ func TestWriteToolRunsOnlyAfterApprovalThroughTheAPI(t *testing.T) {
 		}
 	}
 	assert.Contains(t, done.Result, "Closing")
-	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+agent.ID, "", "conversation_tool_approval_v2")
+	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+agent.ID, "", "conversation_tool_approval_v3")
 }
 
 func TestStopKeepsThePartialTextAndGoesIdle(t *testing.T) {

@@ -195,7 +195,7 @@ func TestConfirmAfterShowsTheResultAndTheModelSeesItOnlyOnceApproved(t *testing.
 	ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
 	msgs := e.messages(agent.ID)
 	assert.Equal(t, []string{"user", "assistant", "tool", "assistant"}, roles(msgs))
-	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+agent.ID, "", "conversation_confirm_after_v2")
+	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+agent.ID, "", "conversation_confirm_after_v3")
 }
 
 // Security issue 11 (with durable-core item 5): a provider that reuses its tool-call IDs in every
