@@ -66,10 +66,6 @@ func (r *Resolver) Connections(ctx context.Context, workspaceID uuid.UUID, user 
 func (r *Resolver) resolve(ac store.ConnectionAccess, user string) (Conn, error) {
 	c := ac.Connection
 	conn := Conn{ID: c.ID.String(), Name: c.Name, SystemType: c.SystemType}
-	if refused := r.identityRefusal(ac); refused != nil {
-		conn.API = unconnected{refused}
-		return conn, nil
-	}
 	key, err := r.open(ac.ConnectorKey, secrets.ConnectionSecretAAD(c.ID.String(), "connector_key"))
 	if err != nil {
 		return Conn{}, fmt.Errorf("connection %s: the connector key cannot be decrypted (was SECRETS_KEY changed without SECRETS_OLD_KEYS?)", c.Name)
@@ -80,13 +76,18 @@ func (r *Resolver) resolve(ac store.ConnectionAccess, user string) (Conn, error)
 	}
 	api, err := r.Connector(c.SystemType, c.Simulated, sap.Target{URL: c.ConnectorURL, ConnectorKey: key, SAPUser: ac.SAPUser, SAPPassword: password})
 	var noURL *NoConnectorURLError
-	if errors.As(err, &noURL) {
+	switch {
+	case errors.As(err, &noURL): // nothing answers for it at all: say that first
 		noURL.Connection = c.Name
 		api = unconnected{err}
-	} else if err != nil {
+	case err != nil:
 		return Conn{}, fmt.Errorf("connection %s: %w", c.Name, err)
+	default:
+		if refused := r.identityRefusal(ac); refused != nil {
+			api = unconnected{refused}
+		}
 	}
-	if ac.SAPPassword == nil && technicalMode(c.CredentialMode, r.Production) == store.CredentialTechnicalUserReads {
+	if _, refused := api.(unconnected); !refused && ac.SAPPassword == nil && technicalMode(c.CredentialMode, r.Production) == store.CredentialTechnicalUserReads {
 		api = readsOnly{api: api, connection: c.Name, connID: c.ID.String()}
 	}
 	conn.API = api
