@@ -195,7 +195,7 @@ func TestNoteToolsKeepNotesInPostgres(t *testing.T) {
 func TestSAPToolsRunThroughTheCallersConnections(t *testing.T) {
 	a, agent := worker(t, nil)
 	a.SAP.Resolver = &saptools.Resolver{Store: a.Store, Landscape: sapsim.NewLandscape(sapsim.Options{})}
-	_, err := a.Store.CreateConnection(context.Background(), store.Connection{WorkspaceID: agent.WorkspaceID, Name: "ECC", SystemType: "ECC", Environment: "development"})
+	_, err := a.Store.CreateConnection(context.Background(), store.Connection{WorkspaceID: agent.WorkspaceID, Name: "ECC", SystemType: "ECC", Environment: "development", CredentialMode: store.CredentialTechnicalUserAll})
 	require.NoError(t, err)
 
 	read := `{"table":"T001","fields":["BUKRS"],"row_count":2}`

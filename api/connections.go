@@ -20,6 +20,18 @@ type connectionRequest struct {
 	ConnectorURL *string `json:"connector_url"`
 	Environment  *string `json:"environment"`
 	Simulated    *bool   `json:"simulated"`
+	// CredentialMode: store.CredentialUserLoginRequired | CredentialTechnicalUserReads |
+	// CredentialTechnicalUserAll (not on a production server).
+	CredentialMode *string `json:"credential_mode"`
+}
+
+// defaultCredentialMode: production requires each member's own SAP login; a development
+// server lets its (usually simulated) technical user serve everyone, as the demo expects.
+func defaultCredentialMode(production bool) string {
+	if production {
+		return store.CredentialUserLoginRequired
+	}
+	return store.CredentialTechnicalUserAll
 }
 
 // apply validates the request onto c (PATCH semantics: absent fields stay; creating: c is new).
@@ -55,6 +67,21 @@ func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c 
 			c.Environment = *r.Environment
 		default:
 			badRequest(ctx, "invalid_environment", "environment must be development, test or production")
+			return false
+		}
+	}
+	if r.CredentialMode != nil {
+		switch m := *r.CredentialMode; m {
+		case store.CredentialUserLoginRequired, store.CredentialTechnicalUserReads:
+			c.CredentialMode = m
+		case store.CredentialTechnicalUserAll:
+			if production {
+				badRequest(ctx, "credential_mode_not_allowed", "a production server never lets the technical user write for members without their own SAP login: use user_login_required or technical_user_reads")
+				return false
+			}
+			c.CredentialMode = m
+		default:
+			badRequest(ctx, "invalid_credential_mode", "credential_mode must be user_login_required, technical_user_reads or technical_user_all")
 			return false
 		}
 	}
@@ -139,7 +166,7 @@ func (s *Server) createConnection(c *gin.Context) {
 		badRequest(c, "missing_field", "name and system_type are required")
 		return
 	}
-	conn := store.Connection{WorkspaceID: w.ID, Environment: "development"}
+	conn := store.Connection{WorkspaceID: w.ID, Environment: "development", CredentialMode: defaultCredentialMode(s.Production)}
 	if !req.apply(c, s.Production, true, &conn) {
 		return
 	}

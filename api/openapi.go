@@ -29,7 +29,8 @@ var (
 	memberBody  = obj([]string{"user_id", "role"}, map[string]any{"user_id": str(200), "role": map[string]any{"enum": []string{"owner", "admin", "member"}}})
 	connectionB = obj(nil, map[string]any{"name": str(100), "system_type": map[string]any{"enum": []string{"ECC", "S4HANA"}},
 		"connector_url": str(2048), "environment": map[string]any{"enum": []string{"development", "test", "production"}},
-		"simulated": map[string]any{"type": "boolean"}})
+		"simulated":       map[string]any{"type": "boolean"},
+		"credential_mode": map[string]any{"enum": []string{"user_login_required", "technical_user_reads", "technical_user_all"}}})
 )
 
 var routeDocs = []routeDoc{

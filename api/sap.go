@@ -17,11 +17,14 @@ import (
 // own refusals are 4xx for the caller to act on; an unreachable or slow connector is 502/504.
 func sapFailed(c *gin.Context, err error) {
 	var se *sap.Error
+	var ie *saptools.IdentityError
 	switch {
 	case errors.Is(err, sap.ErrBlocked):
 		fail(c, http.StatusBadRequest, "blocked_url", err.Error())
 	case errors.As(err, new(*saptools.NoConnectorURLError)):
 		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
+	case errors.As(err, &ie):
+		fail(c, http.StatusForbidden, ie.Code, ie.Message)
 	case errors.As(err, &se):
 		msg := sap.Describe(err)
 		switch se.Code {

@@ -41,7 +41,7 @@ func TestProductionNeverServesSimulatedDataSilently(t *testing.T) {
 	assert.Equal(t, "connector_url_required", apiErr.Code)
 
 	var demo simConnJSON
-	require.Equal(t, http.StatusCreated, e.do("POST", base+"/connections", map[string]any{"name": "Demo", "system_type": "S4HANA", "simulated": true}, &demo))
+	require.Equal(t, http.StatusCreated, e.do("POST", base+"/connections", map[string]any{"name": "Demo", "system_type": "S4HANA", "simulated": true, "credential_mode": "technical_user_reads"}, &demo))
 	assert.True(t, demo.Simulated)
 	var checks struct{ OK bool }
 	require.Equal(t, http.StatusOK, e.do("POST", base+"/test-connection-preview", map[string]any{"system_type": "ECC", "simulated": true}, &checks))
@@ -91,7 +91,7 @@ func TestProductionNeverServesSimulatedDataSilently(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.do("PATCH", base+"/connections/"+legacy.ID, map[string]any{"name": "ECC old"}, nil))
 	require.Equal(t, http.StatusBadRequest, e.do("PATCH", base+"/connections/"+legacy.ID, map[string]any{"connector_url": ""}, &apiErr))
 	assert.Equal(t, "connector_url_required", apiErr.Code)
-	require.Equal(t, http.StatusOK, e.do("PATCH", base+"/connections/"+legacy.ID, map[string]any{"simulated": true}, &legacy))
+	require.Equal(t, http.StatusOK, e.do("PATCH", base+"/connections/"+legacy.ID, map[string]any{"simulated": true, "credential_mode": "technical_user_reads"}, &legacy))
 	assert.True(t, legacy.Simulated)
 	require.Equal(t, http.StatusOK, e.do("GET", base+"/connector-health?connection_id="+legacy.ID, nil, &health))
 	require.Len(t, health.Data, 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/tools"
 )
 
 // Resolver turns stored connections into connectors for one user. Connector keys and SAP
@@ -64,6 +65,7 @@ func (r *Resolver) Connections(ctx context.Context, workspaceID uuid.UUID, user 
 
 func (r *Resolver) resolve(ac store.ConnectionAccess, user string) (Conn, error) {
 	c := ac.Connection
+	conn := Conn{ID: c.ID.String(), Name: c.Name, SystemType: c.SystemType}
 	key, err := r.open(ac.ConnectorKey, secrets.ConnectionSecretAAD(c.ID.String(), "connector_key"))
 	if err != nil {
 		return Conn{}, fmt.Errorf("connection %s: the connector key cannot be decrypted (was SECRETS_KEY changed without SECRETS_OLD_KEYS?)", c.Name)
@@ -74,13 +76,108 @@ func (r *Resolver) resolve(ac store.ConnectionAccess, user string) (Conn, error)
 	}
 	api, err := r.Connector(c.SystemType, c.Simulated, sap.Target{URL: c.ConnectorURL, ConnectorKey: key, SAPUser: ac.SAPUser, SAPPassword: password})
 	var noURL *NoConnectorURLError
-	if errors.As(err, &noURL) {
+	switch {
+	case errors.As(err, &noURL): // nothing answers for it at all: say that first
 		noURL.Connection = c.Name
 		api = unconnected{err}
-	} else if err != nil {
+	case err != nil:
 		return Conn{}, fmt.Errorf("connection %s: %w", c.Name, err)
+	default:
+		if refused := r.identityRefusal(ac); refused != nil {
+			api = unconnected{refused}
+		}
 	}
-	return Conn{ID: c.ID.String(), Name: c.Name, SystemType: c.SystemType, API: api}, nil
+	if _, refused := api.(unconnected); !refused && ac.SAPPassword == nil && technicalMode(c.CredentialMode, r.Production) == store.CredentialTechnicalUserReads {
+		api = readsOnly{api: api, connection: c.Name, connID: c.ID.String()}
+	}
+	conn.API = api
+	return conn, nil
+}
+
+// identityRefusal is why nothing may be sent for this connection and user, or nil: a connector
+// key or login entered for another connector address (never sent to the new one), or no login
+// of the user's own where the connection requires one. A missing or stale login never falls
+// back to the technical user beyond what the connection allows every member.
+func (r *Resolver) identityRefusal(ac store.ConnectionAccess) error {
+	c := ac.Connection
+	switch {
+	case ac.ConnectorKeyStale:
+		return &IdentityError{Code: "connector_key_invalidated", Message: fmt.Sprintf("connection %s: its connector key was entered for another connector address "+
+			"and is never sent to the current one (nothing was read or changed); a workspace admin must re-enter the connector_key secret", c.Name)}
+	case ac.SAPLoginStale:
+		return &IdentityError{Code: "sap_login_invalidated", Message: fmt.Sprintf("connection %s: your SAP login was entered for another connector address "+
+			"and is never sent to the current one (nothing was read or changed); re-enter your SAP login for connection %s (PUT /api/user/sap-credentials/%s)", c.Name, c.Name, c.ID)}
+	case ac.SAPPassword == nil && technicalMode(c.CredentialMode, r.Production) == store.CredentialUserLoginRequired:
+		return &IdentityError{Code: "sap_login_required", Message: fmt.Sprintf("connection %s requires each user's own SAP login and you have none stored "+
+			"(nothing was read or changed); store your SAP login for connection %s (PUT /api/user/sap-credentials/%s) and ask again", c.Name, c.Name, c.ID)}
+	}
+	return nil
+}
+
+// technicalMode is what a member without a login may do: production never lets the technical
+// user write, whatever an older row says.
+func technicalMode(mode string, production bool) string {
+	switch mode {
+	case store.CredentialTechnicalUserAll:
+		if production {
+			return store.CredentialTechnicalUserReads
+		}
+		return mode
+	case store.CredentialTechnicalUserReads:
+		return mode
+	}
+	return store.CredentialUserLoginRequired
+}
+
+// IdentityError refuses a call before anything is sent: the SAP identity it would run as is
+// not allowed. Code is the API's error code.
+type IdentityError struct{ Code, Message string }
+
+func (e *IdentityError) Error() string { return e.Message }
+
+// readsOnly is the technical user serving a member without a login: endpoints that only read
+// pass, execute_rfc only for function modules known to read; everything else (write_table,
+// other function modules, commits, unknown endpoints) is refused before it is sent.
+type readsOnly struct {
+	api        sap.Connector
+	connection string
+	connID     string
+}
+
+var readEndpoints = map[string]bool{
+	sap.EndpointSystemInfo: true, sap.EndpointProbeChanges: true, sap.EndpointTableSchema: true, sap.EndpointReadTable: true,
+	sap.EndpointFunctionInterface: true, sap.EndpointSearchObjects: true, sap.EndpointABAPSource: true, sap.EndpointWhereUsed: true,
+	sap.EndpointIndexCustomObjects: true, sap.EndpointIndexRelationships: true, sap.EndpointIndexCustomCode: true,
+	sap.EndpointIndexCatalogContext: true, sap.EndpointIndexEnhancements: true,
+}
+
+func (r readsOnly) Call(ctx context.Context, endpoint string, req, resp any) error {
+	what := endpoint
+	allowed := readEndpoints[endpoint]
+	if endpoint == sap.EndpointExecuteRFC {
+		fn, commit := rfcOf(req)
+		what = "execute_rfc of " + fn
+		allowed = fn != "" && !commit && !tools.RFCWrites(fn)
+	}
+	if !allowed {
+		return &IdentityError{Code: "sap_login_required", Message: fmt.Sprintf("connection %s lets the connector's technical user serve only reads for users without their own SAP login, "+
+			"and %s may change data (nothing was sent); store your SAP login for connection %s (PUT /api/user/sap-credentials/%s) to write as yourself",
+			r.connection, what, r.connection, r.connID)}
+	}
+	return r.api.Call(ctx, endpoint, req, resp)
+}
+
+// rfcOf reads the function module and commit flag of an execute_rfc request.
+func rfcOf(req any) (string, bool) {
+	switch q := req.(type) {
+	case sap.ExecuteRFCRequest:
+		return q.Function, q.Commit
+	case *sap.ExecuteRFCRequest:
+		if q != nil {
+			return q.Function, q.Commit
+		}
+	}
+	return "", false
 }
 
 // Connector reaches a system: the remote connector at t.URL, or the simulated system of the

@@ -18,16 +18,27 @@ type Connection struct {
 	ConnectorURL string    `json:"connector_url"`
 	Environment  string    `json:"environment"`
 	// Simulated: the built-in simulated SAP system answers (the connection has no URL).
-	Simulated bool      `json:"simulated"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Simulated bool `json:"simulated"`
+	// CredentialMode: whether members without their own SAP login may use the connector's
+	// technical user (CredentialUserLoginRequired, CredentialTechnicalUserReads,
+	// CredentialTechnicalUserAll). Empty when creating means CredentialUserLoginRequired.
+	CredentialMode string    `json:"credential_mode"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 }
 
-const connectionColumns = `id, workspace_id, name, system_type, connector_url, environment, simulated, created_at, updated_at`
+// Credential modes of a connection.
+const (
+	CredentialUserLoginRequired  = "user_login_required"  // every call runs as the member's own SAP login
+	CredentialTechnicalUserReads = "technical_user_reads" // members without a login read as the technical user
+	CredentialTechnicalUserAll   = "technical_user_all"   // members without a login read and write as it (development only)
+)
+
+const connectionColumns = `id, workspace_id, name, system_type, connector_url, environment, simulated, credential_mode, created_at, updated_at`
 
 func scanConnection(r pgx.Row) (Connection, error) {
 	var c Connection
-	err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.SystemType, &c.ConnectorURL, &c.Environment, &c.Simulated, &c.CreatedAt, &c.UpdatedAt)
+	err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.SystemType, &c.ConnectorURL, &c.Environment, &c.Simulated, &c.CredentialMode, &c.CreatedAt, &c.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
 	}
@@ -40,9 +51,12 @@ func scanConnection(r pgx.Row) (Connection, error) {
 
 // CreateConnection adds a connection; a duplicate name in the workspace is ErrConflict.
 func (s *Store) CreateConnection(ctx context.Context, c Connection) (Connection, error) {
+	if c.CredentialMode == "" {
+		c.CredentialMode = CredentialUserLoginRequired
+	}
 	return scanConnection(s.Pool.QueryRow(ctx, `INSERT INTO workspace_connections
-		(id, workspace_id, name, system_type, connector_url, environment, simulated) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		RETURNING `+connectionColumns, uuid.New(), c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated))
+		(id, workspace_id, name, system_type, connector_url, environment, simulated, credential_mode) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		RETURNING `+connectionColumns, uuid.New(), c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated, c.CredentialMode))
 }
 
 // GetConnection loads a connection of the given workspace.
@@ -60,11 +74,66 @@ func (s *Store) ListConnections(ctx context.Context, workspaceID uuid.UUID) ([]C
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Connection, error) { return scanConnection(r) })
 }
 
-// UpdateConnection replaces a connection's editable fields.
-func (s *Store) UpdateConnection(ctx context.Context, c Connection) (Connection, error) {
-	return scanConnection(s.Pool.QueryRow(ctx, `UPDATE workspace_connections SET name = $3, system_type = $4,
-		connector_url = $5, environment = $6, simulated = $7, updated_at = now() WHERE id = $1 AND workspace_id = $2 RETURNING `+connectionColumns,
-		c.ID, c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated))
+// ConnectionUpdate is the outcome of UpdateConnection: the connection, and how many stored
+// secrets and member logins were invalidated because its connector origin changed.
+type ConnectionUpdate struct {
+	Connection
+	InvalidatedSecrets     int64 `json:"invalidated_secrets"`
+	InvalidatedCredentials int64 `json:"invalidated_credentials"`
+}
+
+// UpdateConnection replaces a connection's editable fields. When the connector origin
+// (scheme://host[:port]) changes, in the same transaction, every secret and member login of
+// the connection is invalidated: its ciphertext is wiped and the reason kept, so the new
+// host can never receive what was entered for the old one, and members see why theirs must
+// be entered again.
+func (s *Store) UpdateConnection(ctx context.Context, c Connection) (ConnectionUpdate, error) {
+	var out ConnectionUpdate
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		var oldOrigin string
+		err := tx.QueryRow(ctx, `SELECT connector_origin(connector_url) FROM workspace_connections
+			WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, c.ID, c.WorkspaceID).Scan(&oldOrigin)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		out.Connection, err = scanConnection(tx.QueryRow(ctx, `UPDATE workspace_connections SET name = $3, system_type = $4,
+			connector_url = $5, environment = $6, simulated = $7, credential_mode = $8, updated_at = now() WHERE id = $1 AND workspace_id = $2 RETURNING `+connectionColumns,
+			c.ID, c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated, c.CredentialMode))
+		if err != nil {
+			return err
+		}
+		var newOrigin string
+		if err := tx.QueryRow(ctx, `SELECT connector_origin($1)`, out.ConnectorURL).Scan(&newOrigin); err != nil {
+			return err
+		}
+		if newOrigin == oldOrigin {
+			return nil
+		}
+		reason := "the connection's connector_url changed to another address (" + originLabel(oldOrigin) + " → " + originLabel(newOrigin) +
+			") on " + time.Now().UTC().Format(time.RFC3339) + "; values entered for the old address are never sent to the new one: enter it again"
+		tag, err := tx.Exec(ctx, `UPDATE connection_secrets SET ciphertext = '', invalidated_reason = $2, updated_at = now()
+			WHERE connection_id = $1 AND invalidated_reason IS NULL`, c.ID, reason)
+		if err != nil {
+			return err
+		}
+		out.InvalidatedSecrets = tag.RowsAffected()
+		tag, err = tx.Exec(ctx, `UPDATE user_connection_credentials SET password_ciphertext = '', invalidated_reason = $2, updated_at = now()
+			WHERE connection_id = $1 AND invalidated_reason IS NULL`, c.ID, reason)
+		out.InvalidatedCredentials = tag.RowsAffected()
+		return err
+	})
+	return out, err
+}
+
+// originLabel names an origin in a reason ("" is the built-in simulator).
+func originLabel(origin string) string {
+	if origin == "" {
+		return "no URL"
+	}
+	return origin
 }
 
 // DeleteConnection removes a connection with its secrets and credentials.
