@@ -271,3 +271,23 @@ func BenchmarkBaselineNameMap(b *testing.B) {
 	_ = n
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(usages)), "ns/usage")
 }
+
+// The shared repository is read by many workers at once.
+func TestConcurrentUse(t *testing.T) {
+	done := make(chan Level)
+	for range 8 {
+		go func() {
+			c, err := New(nil, Options{})
+			if err != nil {
+				done <- 0
+				return
+			}
+			done <- c.Classify(benchUsages()[:100]).Level
+		}()
+	}
+	for range 8 {
+		if l := <-done; l != LevelD {
+			t.Fatalf("level %s", l)
+		}
+	}
+}
