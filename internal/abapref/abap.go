@@ -369,7 +369,20 @@ func (s *abapState) references(st []token) {
 		if word(st, 1) == "OBJECT" && len(st) > 2 && st[2].kind == tString {
 			s.add(Authority, "SUSO", strings.ToUpper(strings.TrimSpace(st[2].text)), st[2].line)
 		}
+	case "REPORT", "PROGRAM", "FUNCTION-POOL":
+		for i := range st {
+			if word(st, i) == "MESSAGE-ID" && word(st, i+1) != "" {
+				s.add(Message, "MSAG", st[i+1].text, st[i+1].line)
+			}
+		}
+	case "READ":
+		if word(st, 1) == "ENTITIES" && word(st, 2) == "OF" && word(st, 3) != "" {
+			s.add(Read, "BDEF", st[3].text, st[3].line) // RAP EML
+		}
 	case "INSERT", "UPDATE", "MODIFY", "DELETE":
+		if first == "MODIFY" && word(st, 1) == "ENTITIES" && word(st, 2) == "OF" && word(st, 3) != "" {
+			s.add(Write, "BDEF", st[3].text, st[3].line)
+		}
 		s.write(st)
 	case "EXPORT", "IMPORT":
 		kind := Write

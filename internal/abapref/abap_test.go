@@ -191,7 +191,7 @@ SUBMIT zsd_reprice AND RETURN.
 SUBMIT (gv_prog).
 CALL TRANSACTION 'VA03' AND SKIP FIRST SCREEN.
 LEAVE TO TRANSACTION 'VA01'.
-PERFORM get_data IN PROGRAM saplzsd_util.
+PERFORM get_data IN PROGRAM saplzsd_util. CLASS cl_gui_cfw DEFINITION LOAD.
 PERFORM check(zsd_forms) USING gs_out.
 AUTHORITY-CHECK OBJECT 'V_VBAK_VKO' ID 'ACTVT' FIELD '03'.
 MESSAGE e042(zsd) WITH gs_out-vbeln.
@@ -199,7 +199,7 @@ MESSAGE e042(zsd) WITH gs_out-vbeln.
 			want: []string{
 				"type TYPE SLIS 2", "type TYPE ABAP 2", "include PROG ZSD_MAIN_TOP 3", "include PROG ZSD_MAIN_F01 4",
 				"type TABL VBAK 6", "type TYPE NAME1_GP 7", "type TYPE VBAP 10", "call PROG ZSD_REPRICE 12",
-				"call TRAN VA03 14", "call TRAN VA01 15", "call PROG SAPLZSD_UTIL 16", "call PROG ZSD_FORMS 17",
+				"call TRAN VA03 14", "call TRAN VA01 15", "call PROG SAPLZSD_UTIL 16", "type CLAS CL_GUI_CFW 16", "call PROG ZSD_FORMS 17",
 				"authority SUSO V_VBAK_VKO 18", "message MSAG ZSD 19",
 			},
 		},
@@ -256,6 +256,21 @@ DELETE FROM DATABASE indx(zz) ID 'KEY'.
 WRITE: / 'a', 'b'.
 `,
 			want: []string{"write TABL INDX 2", "read TABL ZINDX_FI 3"},
+		},
+		{
+			name: "RAP EML, CAST, CASTING, CREATE DATA",
+			src: `CLASS lhc_travel IMPLEMENTATION.
+  METHOD approve.
+    READ ENTITIES OF zi_travel IN LOCAL MODE ENTITY travel ALL FIELDS WITH CORRESPONDING #( keys ) RESULT DATA(lt).
+    MODIFY ENTITIES OF zi_travel IN LOCAL MODE ENTITY travel UPDATE FIELDS ( status ) WITH VALUE #( ).
+    DATA(lo_desc) = CAST cl_abap_structdescr( cl_abap_typedescr=>describe_by_name( 'VBAK' ) ).
+    ASSIGN lr_data->* TO <ls> CASTING TYPE bseg.
+    CREATE DATA lr_data TYPE STANDARD TABLE OF ekko.
+  ENDMETHOD.
+ENDCLASS.
+`,
+			want: []string{"read BDEF ZI_TRAVEL 3", "write BDEF ZI_TRAVEL 4", "type CLAS CL_ABAP_STRUCTDESCR 5",
+				"call CLAS CL_ABAP_TYPEDESCR 5", "type TYPE BSEG 6", "type TYPE EKKO 7"},
 		},
 		{
 			name: "case-insensitive, statements across lines, several per line",

@@ -101,7 +101,8 @@ func CDS(src string) []Ref {
 			}
 			source(Read, j)
 		case "ON":
-			if word(toks, i-1) == "PROJECTION" {
+			// as projection on S; DCLS: grant select on S
+			if word(toks, i-1) == "PROJECTION" || word(toks, i-1) == "SELECT" {
 				source(Read, i+1)
 			}
 		case "ASSOCIATION", "COMPOSITION":

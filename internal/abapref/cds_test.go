@@ -50,6 +50,16 @@ define table function ZTF_Stock returns { key matnr : matnr; }
 			want: []string{"read DDLS ZI_TRAVEL 2", "association DDLS ZC_BOOKING 3", "read TABL ZBOOKING 4", "association DDLS ZI_TRAVEL 5",
 				"extend DDLS I_SALESDOCUMENT 7", "call CLAS ZCL_TF_STOCK 9"},
 		},
+		{
+			name: "access control protects its entity",
+			src: `@EndUserText.label: 'Auth for sales orders'
+define role ZI_SALESORDER_DCL {
+  grant select on ZI_SalesOrder
+    where ( SalesOrganization ) = aspect pfcg_auth( V_VBAK_VKO, VKORG, ACTVT = '03' );
+}
+`,
+			want: []string{"read DDLS ZI_SALESORDER 3"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
