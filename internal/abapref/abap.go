@@ -185,6 +185,9 @@ func (s *abapState) declare(st []token) {
 		if t.kind != tWord {
 			continue
 		}
+		if t.text == "TYPE" && word(st, i+1) == "REF" && word(st, i+2) == "TO" && word(st, i+3) != "" && word(st, i-1) != "" {
+			s.refTo[st[i-1].text] = st[i+3].text // for GET BADI and CREATE OBJECT without TYPE
+		}
 		// parameters: `iv_x TYPE t`, `VALUE(rv_x) TYPE t`
 		if (t.text == "TYPE" || t.text == "LIKE" || t.text == "STRUCTURE") && i > 0 {
 			if p := word(st, i-1); p != "" && first != "TYPES" {
@@ -234,7 +237,9 @@ func (s *abapState) ddicType(name string, line int) {
 		return
 	}
 	typ := "TYPE"
-	if b := base(name); b != name {
+	if b := base(name); b == "SY" {
+		typ, name = "TABL", "SYST" // sy-datum: the system fields are structure SYST
+	} else if b != name {
 		typ = "TABL" // x-y: a component of a table or structure, both TABL in TADIR
 		name = b
 	}
@@ -345,10 +350,15 @@ func (s *abapState) references(st []token) {
 		}
 	case "CREATE":
 		if word(st, 1) == "OBJECT" {
+			typed := false
 			for i := range st {
 				if word(st, i) == "TYPE" && word(st, i+1) != "" {
 					s.class(Instantiate, st[i+1].text, st[i+1].line)
+					typed = true
 				}
+			}
+			if t, ok := s.refTo[word(st, 2)]; ok && !typed {
+				s.class(Instantiate, t, st[2].line) // CREATE OBJECT lo: the class of lo's declaration
 			}
 		}
 	case "ENHANCEMENT-POINT", "ENHANCEMENT-SECTION":
@@ -446,7 +456,6 @@ func (s *abapState) typeClauses(st []token, first string) {
 		if first == "SELECT-OPTIONS" && w != "TYPE" {
 			continue
 		}
-		owner := word(st, i-1)
 		j := i + 1
 		refTo := false
 		for {
@@ -476,9 +485,6 @@ func (s *abapState) typeClauses(st []token, first string) {
 			}
 			if b == "DATA" || b == "OBJECT" {
 				break
-			}
-			if owner != "" {
-				s.refTo[owner] = b
 			}
 			if !s.data[base(b)] && !s.tables[base(b)] {
 				if strings.ContainsRune(b, '-') {

@@ -132,6 +132,7 @@ CLASS lcl_app IMPLEMENTATION.
     lo_log = cl_bali_log=>create( ).
     CALL METHOD zcl_fi_posting=>post EXPORTING iv_test = abap_true.
     CREATE OBJECT lo_http TYPE zcl_http_client_impl.
+    CREATE OBJECT lo_alv.
     DATA(lv_tab) = cl_abap_char_utilities=>horizontal_tab.
     TRY.
         lo_reader->read( ).
@@ -145,8 +146,8 @@ ENDCLASS.
 				"type CLAS CX_SALV_MSG 3", "type CLAS ZCX_APP_ERROR 3",
 				"type CLAS CL_SALV_TABLE 7", "type INTF IF_BALI_LOG 8", "type CLAS ZCL_HTTP_CLIENT 11",
 				"instantiate CLAS ZCL_FI_DOC_READER 12", "call CLAS CL_BALI_LOG 14", "call CLAS ZCL_FI_POSTING 15",
-				"instantiate CLAS ZCL_HTTP_CLIENT_IMPL 16", "attribute CLAS CL_ABAP_CHAR_UTILITIES 17",
-				"type CLAS ZCX_FI_ERROR 20", "type CLAS CX_SY_ZERODIVIDE 20",
+				"instantiate CLAS ZCL_HTTP_CLIENT_IMPL 16", "instantiate CLAS CL_SALV_TABLE 17",
+				"attribute CLAS CL_ABAP_CHAR_UTILITIES 18", "type CLAS ZCX_FI_ERROR 21", "type CLAS CX_SY_ZERODIVIDE 21",
 			},
 		},
 		{
@@ -242,10 +243,11 @@ OPEN CURSOR WITH HOLD @DATA(lv_c) FOR SELECT * FROM acdoca.
 DATA: lv_vbeln LIKE vbak-vbeln,
       lv_copy  LIKE lv_vbeln,
       lt_copy  LIKE TABLE OF lv_vbeln,
-      lv_date  LIKE sy-datum.
+      lv_date  LIKE sy-datum,
+      lv_time  TYPE sy-uzeit.
 SELECT * FROM kna1 WHERE name1 LIKE 'A%' INTO TABLE @DATA(lt_k).
 `,
-			want: []string{"type TABL VBAK 2", "read TABL KNA1 6"},
+			want: []string{"type TABL VBAK 2", "type TABL SYST 6", "read TABL KNA1 7"},
 		},
 		{
 			name: "cluster tables and chained WRITE",
