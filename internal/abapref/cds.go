@@ -1,0 +1,163 @@
+package abapref
+
+import "strings"
+
+// tokenizeCDS splits CDS DDL into words and single-byte punctuation, dropping
+// `//` and `/* */` comments; string literals become tString tokens.
+func tokenizeCDS(src string) []token {
+	var toks []token
+	line := 1
+	n := len(src)
+	for i := 0; i < n; {
+		c := src[i]
+		switch {
+		case c == '\n':
+			line++
+			i++
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+		case c == '/' && i+1 < n && src[i+1] == '/':
+			for i < n && src[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < n && src[i+1] == '*':
+			i += 2
+			for i < n && !(src[i] == '*' && i+1 < n && src[i+1] == '/') {
+				if src[i] == '\n' {
+					line++
+				}
+				i++
+			}
+			i += 2
+		case c == '\'':
+			j := i + 1
+			for j < n && src[j] != '\'' && src[j] != '\n' {
+				j++
+			}
+			toks = append(toks, token{kind: tString, text: src[i+1 : j], line: line})
+			if j < n && src[j] == '\'' {
+				j++
+			}
+			i = j
+		case isCDSWord(c):
+			j := i
+			for j < n && isCDSWord(src[j]) {
+				j++
+			}
+			toks = append(toks, token{kind: tWord, text: strings.ToUpper(src[i:j]), line: line})
+			i = j
+		default:
+			toks = append(toks, token{kind: tPunct, text: src[i : i+1], line: line})
+			i++
+		}
+	}
+	return toks
+}
+
+func isCDSWord(c byte) bool {
+	return c == '_' || c == '/' || c == '$' || c == '#' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= 0x80
+}
+
+// CDS extracts the references of a CDS DDL source: the data sources of
+// select from / join / projection on, association and composition targets,
+// the view an extend view extends, and the class of a table function.
+func CDS(src string) []Ref {
+	toks := tokenizeCDS(src)
+	var c collector
+	self := map[string]bool{}
+	for i := range toks {
+		if word(toks, i) == "DEFINE" {
+			j := i + 1
+			for {
+				switch word(toks, j) {
+				case "ROOT", "VIEW", "ENTITY", "TABLE", "FUNCTION", "ABSTRACT", "CUSTOM", "HIERARCHY", "TRANSIENT", "EXTERNAL":
+					j++
+					continue
+				}
+				break
+			}
+			if w := word(toks, j); w != "" {
+				self[w] = true
+			}
+		}
+	}
+	source := func(kind Kind, j int) {
+		w := word(toks, j)
+		if w == "" || self[w] || strings.HasPrefix(w, "$") {
+			return
+		}
+		typ := sqlSourceType(w)
+		if kind == Association {
+			typ = "DDLS"
+		}
+		c.add(kind, typ, w, toks[j].line)
+	}
+	for i := 0; i < len(toks); i++ {
+		switch word(toks, i) {
+		case "FROM", "JOIN":
+			j := i + 1
+			for punct(toks, j, "(") {
+				j++
+			}
+			source(Read, j)
+		case "ON":
+			// as projection on S; DCLS: grant select on S
+			if word(toks, i-1) == "PROJECTION" || word(toks, i-1) == "SELECT" {
+				source(Read, i+1)
+			}
+		case "ASSOCIATION", "COMPOSITION":
+			// association [0..1] to [parent] T / association of many to one T /
+			// composition [0..*] of T / composition of exact one to many T
+			if word(toks, i-1) == "TO" && word(toks, i+1) == "CHILD" {
+				continue // redirected to composition child: see REDIRECTED
+			}
+			j := i + 1
+			for ; j < len(toks) && j < i+12; j++ {
+				w := word(toks, j)
+				if w == "TO" || (w == "OF" && word(toks, i) == "COMPOSITION") {
+					break
+				}
+			}
+			if j >= len(toks) || j >= i+12 {
+				continue
+			}
+			j++
+			for {
+				switch word(toks, j) {
+				case "PARENT", "EXACT", "ONE", "MANY", "TO":
+					j++
+					continue
+				}
+				break
+			}
+			source(Association, j)
+		case "REDIRECTED":
+			// projections: redirected to [parent | composition child] T
+			j := i + 1
+			for {
+				switch word(toks, j) {
+				case "TO", "PARENT", "COMPOSITION", "CHILD":
+					j++
+					continue
+				}
+				break
+			}
+			if j > i+1 {
+				source(Association, j)
+			}
+		case "EXTEND":
+			j := i + 1
+			for word(toks, j) == "VIEW" || word(toks, j) == "ENTITY" || word(toks, j) == "CUSTOM" || word(toks, j) == "ABSTRACT" {
+				j++
+			}
+			if w := word(toks, j); w != "" && j > i+1 {
+				c.add(Extend, "DDLS", w, toks[j].line)
+			}
+		case "IMPLEMENTED":
+			if word(toks, i+1) == "BY" && word(toks, i+2) == "METHOD" && word(toks, i+3) != "" {
+				c.add(Call, classType(toks[i+3].text), toks[i+3].text, toks[i+3].line)
+			}
+		}
+	}
+	return c.refs
+}
