@@ -183,7 +183,12 @@ func TestRestartKeepsAgentsMessagesAndHistories(t *testing.T) {
 	ws = e.dial(agent.ID, "")
 	init := ws.next(5 * time.Second)
 	require.Len(t, init.Messages, 2)
-	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "second"}, nil))
+	// Right after a restart the worker replays the run before it takes the update; a client that
+	// gets 503 retries with the same client_message_id, as docs/api.md says.
+	second := map[string]any{"content": "second", "client_message_id": uuid.NewString()}
+	require.Eventually(t, func() bool {
+		return e.do("POST", "/api/agents/"+agent.ID+"/message", second, nil) == http.StatusAccepted
+	}, 60*time.Second, time.Second)
 	ws.until(30*time.Second, isAssistantMessage)
 	msgs := e.messages(agent.ID)
 	require.Len(t, msgs, 4)

@@ -638,6 +638,7 @@ func startTopology(t testing.TB, o topoOptions) *topology {
 		"AUTH_JWT_SECRET=" + tp.secret, "SECRETS_KEY=" + secrets.NewKey(), "PAYLOAD_KEY=" + payloadKey,
 		"DATA_DIR=" + dir, "BLOB_URL=file://" + filepath.Join(dir, "files"),
 		"RATE_LIMIT_PER_MINUTE=10000",
+		"TEMPORAL_CALL_TIMEOUT=3s", // the Temporal-down test expects a refusal well within 5 s
 	}
 
 	migrate := &proc{name: "migrate", path: bin, args: []string{"migrate"}, env: tp.env, log: filepath.Join(dir, "migrate.log")}

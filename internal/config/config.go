@@ -200,7 +200,7 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.MaxSocketsPerUser = r.integer("MAX_SOCKETS_PER_USER", 20)
 	c.RateLimitPerMinute = r.integer("RATE_LIMIT_PER_MINUTE", 60)
 	c.RateLimitTimeout = r.duration("RATE_LIMIT_TIMEOUT", 250*time.Millisecond)
-	c.TemporalCallTimeout = r.duration("TEMPORAL_CALL_TIMEOUT", 3*time.Second)
+	c.TemporalCallTimeout = r.duration("TEMPORAL_CALL_TIMEOUT", 5*time.Second)
 	c.StreamAccessCheck = r.duration("STREAM_ACCESS_CHECK_INTERVAL", 15*time.Second)
 	c.MaxLoopSteps = r.integer("MAX_LOOP_STEPS", 25)
 	c.ApprovalTimeout = r.duration("APPROVAL_TIMEOUT", 24*time.Hour)

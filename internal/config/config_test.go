@@ -26,7 +26,7 @@ func TestDefaultsRunOfflineOnADevMachine(t *testing.T) {
 	assert.Equal(t, 100*1024, c.MaxMessageBytes)
 	assert.Equal(t, 7*24*time.Hour, c.IdleTimeout)
 	assert.Equal(t, 250*time.Millisecond, c.RateLimitTimeout)
-	assert.Equal(t, 3*time.Second, c.TemporalCallTimeout)
+	assert.Equal(t, 5*time.Second, c.TemporalCallTimeout)
 	assert.Equal(t, 15*time.Second, c.StreamAccessCheck)
 	assert.Equal(t, 4, c.SandboxPoolSize)
 	assert.Equal(t, 256, c.SandboxMemoryMB)
