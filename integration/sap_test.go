@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -64,7 +65,17 @@ func sapEnv(t *testing.T, logs *syncBuffer) (*env, connectionJSON, connectionJSO
 // turn sends a message and returns the events until the turn ends (idle) or asks for approval.
 func turn(t *testing.T, e *env, ws *socket, agentID, content string) []event {
 	t.Helper()
-	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agentID+"/message", map[string]any{"content": content}, nil))
+	// A 503 (Temporal busy, e.g. a restarted worker replaying) is retried with the same
+	// client_message_id, as a client does.
+	body := map[string]any{"content": content, "client_message_id": uuid.NewString()}
+	status := 0
+	for i := 0; i < 10; i++ {
+		if status = e.do("POST", "/api/agents/"+agentID+"/message", body, nil); status != http.StatusServiceUnavailable {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	require.Equal(t, http.StatusAccepted, status)
 	return ws.until(60*time.Second, func(ev event) bool {
 		return ev.Type == "approval_needed" || (ev.Type == "status" && ev.Status == "idle")
 	})
