@@ -77,18 +77,10 @@ func newCompactEnvWith(t testing.TB, contextTokens, connections int) *compactEnv
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 
-	org, err := st.CreateOrg(ctx, "Acme", "alice")
-	require.NoError(t, err)
-	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", "alice")
-	require.NoError(t, err)
-	tx, err := st.Pool.Begin(ctx)
-	require.NoError(t, err)
-	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: ws.ID, Name: "long", CreatedBy: "alice"})
-	require.NoError(t, err)
-	require.NoError(t, tx.Commit(ctx))
+	agent := storetest.Agent(t, st)
 	e.agent = agent.ID
 	for i := 0; i < connections; i++ {
-		_, err := st.CreateConnection(ctx, store.Connection{ID: uuid.New(), WorkspaceID: ws.ID, Name: fmt.Sprint("SAP", i), SystemType: "ECC", Environment: "development"})
+		_, err := st.CreateConnection(ctx, store.Connection{ID: uuid.New(), WorkspaceID: agent.WorkspaceID, Name: fmt.Sprint("SAP", i), SystemType: "ECC", Environment: "development"})
 		require.NoError(t, err)
 	}
 

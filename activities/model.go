@@ -129,7 +129,6 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 			}
 			return workflows.TurnResult{}, modelError(err)
 		}
-		activity.RecordHeartbeat(ctx, text.Len())
 		if chunk.Usage != nil {
 			usage = *chunk.Usage
 		}

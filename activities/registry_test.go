@@ -28,7 +28,6 @@ import (
 // agent to run tools for.
 func worker(t *testing.T, reg *tools.Registry) (*Activities, store.Agent) {
 	t.Helper()
-	ctx := context.Background()
 	st, _ := storetest.New(t)
 
 	redisURL := os.Getenv("TEST_REDIS_URL")
@@ -47,15 +46,7 @@ func worker(t *testing.T, reg *tools.Registry) (*Activities, store.Agent) {
 		_ = rdb.Close()
 	})
 
-	org, err := st.CreateOrg(ctx, "Org", "alice")
-	require.NoError(t, err)
-	ws, err := st.CreateWorkspace(ctx, org.ID, "WS", "alice")
-	require.NoError(t, err)
-	tx, err := st.Pool.Begin(ctx)
-	require.NoError(t, err)
-	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: ws.ID, Name: "agent", CreatedBy: "alice"})
-	require.NoError(t, err)
-	require.NoError(t, tx.Commit(ctx))
+	agent := storetest.Agent(t, st)
 	pool, err := sandbox.New(sandbox.Options{Size: 1})
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)

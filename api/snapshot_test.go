@@ -70,15 +70,7 @@ func TestInitSnapshotHoldsTheNewestMessages(t *testing.T) {
 	ctx := context.Background()
 	st, _ := storetest.New(t)
 
-	org, err := st.CreateOrg(ctx, "Acme", "alice")
-	require.NoError(t, err)
-	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", "alice")
-	require.NoError(t, err)
-	tx, err := st.Pool.Begin(ctx)
-	require.NoError(t, err)
-	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: ws.ID, Name: "long", CreatedBy: "alice"})
-	require.NoError(t, err)
-	require.NoError(t, tx.Commit(ctx))
+	agent := storetest.Agent(t, st)
 	var msgs []store.Message
 	for i := 1; i <= initMessageLimit+120; i++ {
 		msgs = append(msgs, store.Message{ID: uuid.New(), AgentID: agent.ID, Seq: int64(i), Role: "user", Content: fmt.Sprint("message ", i)})

@@ -7,7 +7,6 @@
 package payloadcodec
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -58,38 +57,11 @@ func New(current []byte, old ...[]byte) (*Codec, error) {
 // Parse builds a codec from PAYLOAD_KEY (base64 of 32 bytes) and PAYLOAD_OLD_KEYS
 // (comma-separated). Errors name the variable but never echo key material.
 func Parse(current, old string) (*Codec, error) {
-	cur, err := decodeKey(current)
+	cur, olds, err := secrets.DecodeKeys(current, old, "PAYLOAD_KEY", "PAYLOAD_OLD_KEYS")
 	if err != nil {
-		return nil, fmt.Errorf("PAYLOAD_KEY: %w", err)
-	}
-	var olds [][]byte
-	for _, s := range strings.Split(old, ",") {
-		if strings.TrimSpace(s) == "" {
-			continue
-		}
-		k, err := decodeKey(s)
-		if err != nil {
-			return nil, fmt.Errorf("PAYLOAD_OLD_KEYS: %w", err)
-		}
-		olds = append(olds, k)
+		return nil, err
 	}
 	return New(cur, olds...)
-}
-
-func decodeKey(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, errors.New("key is not set")
-	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			if len(b) != 32 {
-				return nil, fmt.Errorf("key must be 32 bytes (base64 of 32 random bytes), got %d bytes", len(b))
-			}
-			return b, nil
-		}
-	}
-	return nil, errors.New("key is not valid base64")
 }
 
 // CurrentKeyID is the ID new payloads are sealed with (public: it is in every payload's metadata).

@@ -61,9 +61,19 @@ func NewKeyring(current []byte, old ...[]byte) (*Keyring, error) {
 // ParseKeys builds a keyring from SECRETS_KEY (base64) and SECRETS_OLD_KEYS (comma-separated
 // base64). Errors name the variable but never echo the key material.
 func ParseKeys(current, old string) (*Keyring, error) {
+	cur, olds, err := DecodeKeys(current, old, "SECRETS_KEY", "SECRETS_OLD_KEYS")
+	if err != nil {
+		return nil, err
+	}
+	return NewKeyring(cur, olds...)
+}
+
+// DecodeKeys decodes a current key and a comma-separated list of old ones (base64 of 32 bytes
+// each). Errors name the variable (currentVar, oldVar) but never echo key material.
+func DecodeKeys(current, old, currentVar, oldVar string) ([]byte, [][]byte, error) {
 	cur, err := decodeKey(current)
 	if err != nil {
-		return nil, fmt.Errorf("SECRETS_KEY: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", currentVar, err)
 	}
 	var olds [][]byte
 	for _, s := range strings.Split(old, ",") {
@@ -72,15 +82,18 @@ func ParseKeys(current, old string) (*Keyring, error) {
 		}
 		k, err := decodeKey(s)
 		if err != nil {
-			return nil, fmt.Errorf("SECRETS_OLD_KEYS: %w", err)
+			return nil, nil, fmt.Errorf("%s: %w", oldVar, err)
 		}
 		olds = append(olds, k)
 	}
-	return NewKeyring(cur, olds...)
+	return cur, olds, nil
 }
 
 func decodeKey(s string) ([]byte, error) {
 	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, errors.New("key is not set")
+	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(s); err == nil {
 			if len(b) != 32 {

@@ -35,3 +35,19 @@ func New(t testing.TB) (*store.Store, string) {
 	t.Cleanup(st.Close)
 	return st, dbURL
 }
+
+// Agent creates an org and a workspace owned by alice and one agent in it.
+func Agent(t testing.TB, st *store.Store) store.Agent {
+	t.Helper()
+	ctx := context.Background()
+	org, err := st.CreateOrg(ctx, "Acme", "alice")
+	require.NoError(t, err)
+	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", "alice")
+	require.NoError(t, err)
+	tx, err := st.Pool.Begin(ctx)
+	require.NoError(t, err)
+	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: ws.ID, Name: "agent", CreatedBy: "alice"})
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	return agent
+}
