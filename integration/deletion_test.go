@@ -74,6 +74,16 @@ func (e *env) waitDeleted(d deletionJSON) deletionJSON {
 	return st
 }
 
+// recordClosed records the deletion's history for the replay corpus once its run has closed.
+func (e *env) recordClosed(workflowID, name string) {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool {
+		d, err := e.stack.Deps.Temporal.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		return err == nil && d.WorkflowExecutionInfo.GetCloseTime() != nil
+	}, 30*time.Second, 100*time.Millisecond)
+	recordHistory(e.t.(*testing.T), e.stack.Deps.Temporal, e.stack.Deps.Codec, workflowID, "", name)
+}
+
 // assertGone checks that nothing of the workspace is left anywhere.
 func (e *env) assertGone(p populated) {
 	e.t.Helper()
@@ -122,6 +132,7 @@ func TestDeletingAWorkspaceRemovesFilesConversationsAndEvents(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, e.doAs(bob, "GET", d.StatusURL, nil, nil))
 
 	st := e.waitDeleted(d)
+	e.recordClosed(d.DeletionID, "deletion_workspace_v1")
 	assert.Equal(t, 1, st.Agents)
 	assert.Equal(t, 1, st.Files)
 	e.assertGone(p)
@@ -157,6 +168,7 @@ func TestDeletingAnOrgRemovesEveryWorkspace(t *testing.T) {
 	assert.Empty(t, orgs.Data)
 
 	st := e.waitDeleted(d)
+	e.recordClosed(d.DeletionID, "deletion_org_v1")
 	assert.Equal(t, 2, st.Workspaces)
 	assert.Equal(t, 2, st.Agents)
 	assert.Equal(t, 2, st.Files)

@@ -20,6 +20,8 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(Conversation, workflow.RegisterOptions{Name: ConversationWorkflowName})
+			r.RegisterWorkflowWithOptions(DeleteWorkspace, workflow.RegisterOptions{Name: DeleteWorkspaceWorkflowName})
+			r.RegisterWorkflowWithOptions(DeleteOrg, workflow.RegisterOptions{Name: DeleteOrgWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}
