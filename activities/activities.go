@@ -30,6 +30,7 @@ type Activities struct {
 	PrimaryModel string // provider:model used when the agent has no override
 	Log          *slog.Logger
 	SAP          SAP
+	Sync         Sync // the SAP index syncs (sync_enrich.go)
 	// Tools are the tools this worker offers, classifies and runs; nil means tools.Default().
 	Tools *tools.Registry
 	// Temporal stops a deleted workspace's conversations; Blobs holds its files' bytes.
@@ -70,6 +71,12 @@ func (a *Activities) Register(r workflows.Registry) {
 	workflows.DeleteEvents.Register(r, a.DeleteEvents)
 	workflows.DeleteWorkspaceFiles.Register(r, a.DeleteWorkspaceFiles)
 	workflows.DeleteRows.Register(r, a.DeleteRows)
+	workflows.StartSyncRun.Register(r, a.StartSyncRun)
+	workflows.ProbeChanges.Register(r, a.ProbeChanges)
+	workflows.IndexPhase.Register(r, a.IndexPhase)
+	workflows.EnrichPhase.Register(r, a.EnrichPhase)
+	workflows.FinishSyncRun.Register(r, a.FinishSyncRun)
+	workflows.RecordSkippedSync.Register(r, a.RecordSkippedSync)
 }
 
 // LoadConversation returns the last message seq stored for the agent.

@@ -122,7 +122,7 @@ func (a *Activities) CompactConversation(ctx context.Context, in workflows.Compa
 	}
 
 	budget := window.RequestBudget(a.Models.ContextTokens(ref))
-	system := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.systemPrompt(agent.WorkspaceID, conns)}}
+	system := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.systemPrompt(ctx, agent.WorkspaceID, conns)}}
 	fixed := window.MessagesTokens(system) + window.ToolsTokens(a.modelTools(len(conns)))
 	plan := window.Plan(rows, covered, window.KeepTokens(budget, fixed))
 	if len(plan.Older) == 0 {

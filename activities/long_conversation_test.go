@@ -83,7 +83,7 @@ func playLongConversation(t testing.TB, e *compactEnv, turns int) longConversati
 	old, err := e.a.Store.ListMessages(ctx, e.agent, 0, oldTranscriptRows)
 	require.NoError(t, err)
 	require.NoError(t, e.a.expandStoredOutputs(ctx, e.agent, old))
-	run.oldLargest = window.MessagesTokens(oldRequest(e.a.systemPrompt(agent.WorkspaceID, conns), old)) +
+	run.oldLargest = window.MessagesTokens(oldRequest(e.a.systemPrompt(context.Background(), agent.WorkspaceID, conns), old)) +
 		window.ToolsTokens(e.a.modelTools(len(conns)))
 	return run
 }

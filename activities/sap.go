@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/internal/prompt"
+	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/script"
 	"github.com/sapagent/sapagent/internal/store"
@@ -115,14 +117,55 @@ func (a *Activities) codeDocs() string {
 }
 
 // systemPrompt is the conversation's system prompt for the workspace's connections, cached.
-func (a *Activities) systemPrompt(workspaceID uuid.UUID, conns []store.Connection) string {
+// The index fingerprint comes from workspace_sap_graph; the cache keeps it five minutes (a
+// finished sync invalidates it at once).
+func (a *Activities) systemPrompt(ctx context.Context, workspaceID uuid.UUID, conns []store.Connection) string {
 	in := prompt.Input{}
 	key := workspaceID.String()
+	names := map[uuid.UUID]string{}
 	for _, c := range conns {
 		in.Connections = append(in.Connections, prompt.Connection{ID: c.ID.String(), Name: c.Name, SystemType: c.SystemType, Simulated: c.Simulated})
 		key += "|" + c.ID.String() + c.Name + c.SystemType + c.ConnectorURL + fmt.Sprint(c.Simulated)
+		names[c.ID] = c.Name
 	}
-	return a.prompts.Get(key, func() prompt.Input { return in })
+	return a.prompts.Get(key, func() prompt.Input {
+		in.Index = a.indexFingerprints(ctx, workspaceID, names)
+		return in
+	})
+}
+
+// indexFingerprints summarises the workspace's built indexes; without Postgres the prompt
+// simply has none (the conversation goes on).
+func (a *Activities) indexFingerprints(ctx context.Context, workspaceID uuid.UUID, names map[uuid.UUID]string) []prompt.Fingerprint {
+	if a.Store == nil || len(names) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	graphs, err := a.Store.ListSAPGraphs(ctx, workspaceID)
+	if err != nil {
+		a.Log.Warn("index fingerprint unavailable", "error", err)
+		return nil
+	}
+	var out []prompt.Fingerprint
+	for _, g := range graphs {
+		name, ok := names[g.ConnectionID]
+		if !ok || g.Generation == 0 {
+			continue
+		}
+		var c sapindex.Counts
+		_ = json.Unmarshal(g.Counts, &c)
+		at := g.UpdatedAt // the newest of the last full and delta syncs
+		if g.LastFullSyncAt != nil {
+			at = *g.LastFullSyncAt
+		}
+		if g.LastDeltaSyncAt != nil && (g.LastFullSyncAt == nil || g.LastDeltaSyncAt.After(at)) {
+			at = *g.LastDeltaSyncAt
+		}
+		out = append(out, prompt.Fingerprint{Connection: name, Tables: c.Tables, Functions: c.Functions, BAPIs: c.BAPIs,
+			CustomObjects: c.CustomObjects, CleanCore: c.CleanCore, IndexedAt: at})
+	}
+	return out
 }
 
 // etlLedger records ETL runs of one tool call in Postgres.

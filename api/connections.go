@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/syncschedule"
 )
 
 type connectionRequest struct {
@@ -23,6 +25,10 @@ type connectionRequest struct {
 	// CredentialMode: store.CredentialUserLoginRequired | CredentialTechnicalUserReads |
 	// CredentialTechnicalUserAll (not on a production server).
 	CredentialMode *string `json:"credential_mode"`
+	// When the SAP index syncs: cron expressions (five fields) and an IANA time zone.
+	SyncFullCron  *string `json:"sync_full_cron"`
+	SyncDeltaCron *string `json:"sync_delta_cron"`
+	SyncTimeZone  *string `json:"sync_timezone"`
 }
 
 // defaultCredentialMode: production requires each member's own SAP login; a development
@@ -85,6 +91,9 @@ func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c 
 			return false
 		}
 	}
+	if !r.applySync(ctx, c) {
+		return false
+	}
 	if c.ConnectorURL != "" {
 		if _, err := guardFor(production, *c).CheckResolved(ctx.Request.Context(), c.ConnectorURL); err != nil {
 			badRequest(ctx, "blocked_url", err.Error())
@@ -92,6 +101,31 @@ func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c 
 		}
 	}
 	return r.applySimulated(ctx, production, creating, c)
+}
+
+// applySync validates the sync schedule settings onto c.
+func (r connectionRequest) applySync(ctx *gin.Context, c *store.Connection) bool {
+	for _, f := range []struct {
+		v   *string
+		dst *string
+	}{{r.SyncFullCron, &c.SyncFullCron}, {r.SyncDeltaCron, &c.SyncDeltaCron}} {
+		if f.v == nil {
+			continue
+		}
+		if err := syncschedule.ValidateCron(*f.v); err != nil {
+			badRequest(ctx, "invalid_schedule", err.Error())
+			return false
+		}
+		*f.dst = strings.TrimSpace(*f.v)
+	}
+	if r.SyncTimeZone != nil {
+		if err := syncschedule.ValidateTimeZone(*r.SyncTimeZone); err != nil {
+			badRequest(ctx, "invalid_schedule", err.Error())
+			return false
+		}
+		c.SyncTimeZone = *r.SyncTimeZone
+	}
+	return true
 }
 
 // applySimulated decides whether the simulator answers for c. Production never simulates
@@ -175,6 +209,13 @@ func (s *Server) createConnection(c *gin.Context) {
 		s.storeFailed(c, err, "connection")
 		return
 	}
+	// The connection exists only with its sync schedules: if Temporal refuses them, the row goes.
+	if !s.ensureSchedules(c, created) {
+		if err := s.Store.DeleteConnection(context.WithoutCancel(c.Request.Context()), created.WorkspaceID, created.ID); err != nil {
+			s.Log.Error("remove connection whose schedules failed", "connection", created.ID, "error", err)
+		}
+		return
+	}
 	c.JSON(http.StatusCreated, created)
 }
 
@@ -211,7 +252,13 @@ func (s *Server) updateConnection(c *gin.Context) {
 	if !decodeJSON(c, 16<<10, &req) {
 		return
 	}
+	before := conn
 	if !req.apply(c, s.Production, false, &conn) {
+		return
+	}
+	// Schedules first: a spec Temporal refuses leaves the connection as it was.
+	scheduleChanged := conn.SyncFullCron != before.SyncFullCron || conn.SyncDeltaCron != before.SyncDeltaCron || conn.SyncTimeZone != before.SyncTimeZone || conn.Name != before.Name
+	if scheduleChanged && !s.ensureSchedules(c, conn) {
 		return
 	}
 	updated, err := s.Store.UpdateConnection(c.Request.Context(), conn)
@@ -225,6 +272,11 @@ func (s *Server) updateConnection(c *gin.Context) {
 func (s *Server) deleteConnection(c *gin.Context) {
 	conn, ok := s.connectionAccess(c, true)
 	if !ok {
+		return
+	}
+	// Its schedules go and its running sync is cancelled first; the index rows go with the
+	// connection's row (ON DELETE CASCADE).
+	if !s.stopConnectionSyncs(c, conn) {
 		return
 	}
 	if err := s.Store.DeleteConnection(c.Request.Context(), conn.WorkspaceID, conn.ID); err != nil {

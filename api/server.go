@@ -115,6 +115,13 @@ func (s *Server) Router() *gin.Engine {
 	a.GET("/workspaces/:id/ws", s.workspaceSocket)
 
 	a.GET("/workspaces/:id/source", s.getSource)
+	a.GET("/workspaces/:id/index", s.indexStatus)
+	a.POST("/workspaces/:id/index", s.startSync)
+	a.GET("/workspaces/:id/sync-runs", s.listSyncRuns)
+	a.GET("/workspaces/:id/sync-runs/:runId", s.getSyncRun)
+	a.POST("/workspaces/:id/sync-runs/:runId/cancel", s.cancelSyncRun)
+	a.GET("/workspaces/:id/sync-schedules", s.listSyncSchedules)
+	a.POST("/workspaces/:id/sync-schedules/:connId/:mode/:action", s.scheduleAction)
 	a.GET("/workspaces/:id/connector-health", s.connectorHealth)
 	a.POST("/workspaces/:id/test-connection", s.testConnection)
 	a.POST("/workspaces/:id/test-connection-preview", s.testConnectionPreview)

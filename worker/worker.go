@@ -34,6 +34,8 @@ func Register(w sdkworker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.Conversation, workflow.RegisterOptions{Name: workflows.ConversationWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.DeleteWorkspace, workflow.RegisterOptions{Name: workflows.DeleteWorkspaceWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.DeleteOrg, workflow.RegisterOptions{Name: workflows.DeleteOrgWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.SAPSync, workflow.RegisterOptions{Name: workflows.SyncWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.SAPSyncScheduled, workflow.RegisterOptions{Name: workflows.SyncScheduledWorkflowName})
 	if acts != nil {
 		acts.Register(w)
 	}

@@ -25,9 +25,11 @@ type Connection struct {
 // Fingerprint summarises a workspace's SAP index (built by the sync workflows).
 type Fingerprint struct {
 	Connection    string
-	Tables        int
-	Functions     int
-	CustomObjects int
+	Tables        int64
+	Functions     int64
+	BAPIs         int64
+	CustomObjects int64
+	CleanCore     map[string]int64 // custom objects per Clean Core level A–D
 	IndexedAt     time.Time
 }
 
@@ -91,9 +93,13 @@ func Build(in Input) string {
 			idx := append([]Fingerprint(nil), in.Index...)
 			sort.Slice(idx, func(i, j int) bool { return idx[i].Connection < idx[j].Connection })
 			for _, f := range idx {
-				fmt.Fprintf(&b, "- %s: %d tables, %d function modules, %d custom objects (indexed %s)\n",
-					f.Connection, f.Tables, f.Functions, f.CustomObjects, f.IndexedAt.UTC().Format("2006-01-02 15:04 UTC"))
+				fmt.Fprintf(&b, "- %s: %d tables, %d function modules (%d BAPIs), %d custom objects", f.Connection, f.Tables, f.Functions, f.BAPIs, f.CustomObjects)
+				if len(f.CleanCore) > 0 {
+					fmt.Fprintf(&b, "; Clean Core levels of custom objects: A %d, B %d, C %d, D %d", f.CleanCore["A"], f.CleanCore["B"], f.CleanCore["C"], f.CleanCore["D"])
+				}
+				fmt.Fprintf(&b, " (indexed %s)\n", f.IndexedAt.UTC().Format("2006-01-02 15:04 UTC"))
 			}
+			b.WriteString("Search the index with sap_search_index (names, wildcards like BAPI_SALES*, descriptions or questions); read live data with the other SAP tools.\n")
 		}
 		b.WriteString("\n")
 		b.WriteString(bapiRules)
@@ -122,6 +128,17 @@ type Cache struct {
 type cached struct {
 	text    string
 	expires time.Time
+}
+
+// Invalidate drops the cached prompts of a workspace (its index changed).
+func (c *Cache) Invalidate(workspaceID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.entries {
+		if strings.HasPrefix(k, workspaceID) {
+			delete(c.entries, k)
+		}
+	}
 }
 
 // Get returns the cached prompt for key or builds it from what input returns (called only on

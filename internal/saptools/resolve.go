@@ -217,3 +217,33 @@ func (r *Resolver) open(v *store.SealedValue, aad []byte) (string, error) {
 	plain, err := r.Keyring.Open(v.KeyID, v.Ciphertext, aad)
 	return string(plain), err
 }
+
+// Service reaches one connection as the connector's own technical user, for the background
+// syncs of the SAP index (which an admin starts or schedules; no member's login is involved).
+// store.ErrNotFound: the connection is not in the workspace (any more).
+func (r *Resolver) Service(ctx context.Context, workspaceID, connectionID uuid.UUID) (Conn, error) {
+	access, err := r.Store.ConnectionAccessFor(ctx, workspaceID, "")
+	if err != nil {
+		return Conn{}, fmt.Errorf("load connections: %w", err)
+	}
+	for _, ac := range access {
+		if ac.Connection.ID != connectionID {
+			continue
+		}
+		c := ac.Connection
+		if ac.ConnectorKeyStale {
+			return Conn{}, &IdentityError{Code: "connector_key_invalidated", Message: fmt.Sprintf("connection %s: its connector key was entered for another connector address "+
+				"and is never sent to the current one; a workspace admin must re-enter the connector_key secret", c.Name)}
+		}
+		key, err := r.open(ac.ConnectorKey, secrets.ConnectionSecretAAD(c.ID.String(), "connector_key"))
+		if err != nil {
+			return Conn{}, fmt.Errorf("connection %s: the connector key cannot be decrypted (was SECRETS_KEY changed without SECRETS_OLD_KEYS?)", c.Name)
+		}
+		api, err := r.Connector(c.SystemType, c.Simulated, sap.Target{URL: c.ConnectorURL, ConnectorKey: key})
+		if err != nil {
+			return Conn{}, fmt.Errorf("connection %s: %w", c.Name, err)
+		}
+		return Conn{ID: c.ID.String(), Name: c.Name, SystemType: c.SystemType, API: api}, nil
+	}
+	return Conn{}, store.ErrNotFound
+}

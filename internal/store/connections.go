@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -22,9 +23,14 @@ type Connection struct {
 	// CredentialMode: whether members without their own SAP login may use the connector's
 	// technical user (CredentialUserLoginRequired, CredentialTechnicalUserReads,
 	// CredentialTechnicalUserAll). Empty when creating means CredentialUserLoginRequired.
-	CredentialMode string    `json:"credential_mode"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	CredentialMode string `json:"credential_mode"`
+	// When the connection's SAP index syncs (internal/syncschedule): cron expressions of the
+	// weekly full and the daily delta, in SyncTimeZone. Empty when creating means the defaults.
+	SyncFullCron  string    `json:"sync_full_cron"`
+	SyncDeltaCron string    `json:"sync_delta_cron"`
+	SyncTimeZone  string    `json:"sync_timezone"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // Credential modes of a connection.
@@ -34,11 +40,20 @@ const (
 	CredentialTechnicalUserAll   = "technical_user_all"   // members without a login read and write as it (development only)
 )
 
-const connectionColumns = `id, workspace_id, name, system_type, connector_url, environment, simulated, credential_mode, created_at, updated_at`
+const connectionColumns = `id, workspace_id, name, system_type, connector_url, environment, simulated, credential_mode,
+	sync_full_cron, sync_delta_cron, sync_timezone, created_at, updated_at`
+
+// Default sync schedules of a new connection: a full sync on Sunday at 02:00, a delta every day at 03:00.
+const (
+	DefaultSyncFullCron  = "0 2 * * 0"
+	DefaultSyncDeltaCron = "0 3 * * *"
+	DefaultSyncTimeZone  = "UTC"
+)
 
 func scanConnection(r pgx.Row) (Connection, error) {
 	var c Connection
-	err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.SystemType, &c.ConnectorURL, &c.Environment, &c.Simulated, &c.CredentialMode, &c.CreatedAt, &c.UpdatedAt)
+	err := r.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.SystemType, &c.ConnectorURL, &c.Environment, &c.Simulated, &c.CredentialMode,
+		&c.SyncFullCron, &c.SyncDeltaCron, &c.SyncTimeZone, &c.CreatedAt, &c.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
 	}
@@ -54,9 +69,14 @@ func (s *Store) CreateConnection(ctx context.Context, c Connection) (Connection,
 	if c.CredentialMode == "" {
 		c.CredentialMode = CredentialUserLoginRequired
 	}
+	c.SyncFullCron = cmp.Or(c.SyncFullCron, DefaultSyncFullCron)
+	c.SyncDeltaCron = cmp.Or(c.SyncDeltaCron, DefaultSyncDeltaCron)
+	c.SyncTimeZone = cmp.Or(c.SyncTimeZone, DefaultSyncTimeZone)
 	return scanConnection(s.Pool.QueryRow(ctx, `INSERT INTO workspace_connections
-		(id, workspace_id, name, system_type, connector_url, environment, simulated, credential_mode) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		RETURNING `+connectionColumns, uuid.New(), c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated, c.CredentialMode))
+		(id, workspace_id, name, system_type, connector_url, environment, simulated, credential_mode, sync_full_cron, sync_delta_cron, sync_timezone)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		RETURNING `+connectionColumns, uuid.New(), c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated, c.CredentialMode,
+		c.SyncFullCron, c.SyncDeltaCron, c.SyncTimeZone))
 }
 
 // GetConnection loads a connection of the given workspace.
@@ -100,8 +120,10 @@ func (s *Store) UpdateConnection(ctx context.Context, c Connection) (ConnectionU
 			return err
 		}
 		out.Connection, err = scanConnection(tx.QueryRow(ctx, `UPDATE workspace_connections SET name = $3, system_type = $4,
-			connector_url = $5, environment = $6, simulated = $7, credential_mode = $8, updated_at = now() WHERE id = $1 AND workspace_id = $2 RETURNING `+connectionColumns,
-			c.ID, c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated, c.CredentialMode))
+			connector_url = $5, environment = $6, simulated = $7, credential_mode = $8,
+			sync_full_cron = COALESCE(NULLIF($9, ''), sync_full_cron), sync_delta_cron = COALESCE(NULLIF($10, ''), sync_delta_cron),
+			sync_timezone = COALESCE(NULLIF($11, ''), sync_timezone), updated_at = now() WHERE id = $1 AND workspace_id = $2 RETURNING `+connectionColumns,
+			c.ID, c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated, c.CredentialMode, c.SyncFullCron, c.SyncDeltaCron, c.SyncTimeZone))
 		if err != nil {
 			return err
 		}

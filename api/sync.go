@@ -1,0 +1,380 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/sapagent/sapagent/internal/sapindex"
+	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/syncschedule"
+	"github.com/sapagent/sapagent/workflows"
+)
+
+// Syncs of the SAP index (docs/sync.md). Starting, cancelling and scheduling are for workspace
+// admins: a sync reads the whole system as the connector's technical user. Members read.
+
+func (s *Server) schedules() syncschedule.Manager {
+	return syncschedule.Manager{Client: s.Temporal, TaskQueue: s.TaskQueue}
+}
+
+type startSyncRequest struct {
+	ConnectionID string `json:"connection_id"`
+	Mode         string `json:"mode"`
+}
+
+// startSync starts a manual sync of one connection (POST /workspaces/:id/index).
+func (s *Server) startSync(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", true)
+	if !ok {
+		return
+	}
+	var req startSyncRequest
+	if !decodeJSON(c, 4<<10, &req) {
+		return
+	}
+	if req.Mode == "" {
+		req.Mode = sapindex.ModeDelta
+	}
+	if !sapindex.ValidMode(req.Mode) {
+		badRequest(c, "invalid_mode", "mode must be full, delta or enrich-only")
+		return
+	}
+	id, err := uuid.Parse(req.ConnectionID)
+	if err != nil {
+		badRequest(c, "invalid_id", "connection_id must be the UUID of one of the workspace's connections")
+		return
+	}
+	conn, err := s.Store.GetConnection(c.Request.Context(), w.ID, id)
+	if err != nil {
+		s.storeFailed(c, err, "connection")
+		return
+	}
+	ctx, cancel := s.temporalContext(c.Request.Context())
+	defer cancel()
+	in := workflows.SyncInput{WorkspaceID: w.ID.String(), ConnectionID: conn.ID.String(), Mode: req.Mode, Trigger: sapindex.TriggerManual, RequestedBy: userOf(c)}
+	run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.SyncWorkflowID(conn.ID.String()), TaskQueue: s.TaskQueue,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+	}, workflows.SyncWorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &started):
+		c.AbortWithStatusJSON(http.StatusConflict, gin.H{"error": "a sync of this connection is running; wait for it or cancel it", "code": "sync_running",
+			"running": gin.H{"run_id": started.RunId, "workflow_id": workflows.SyncWorkflowID(conn.ID.String())}})
+		return
+	case err != nil:
+		s.logTemporalFailure(ctx, "start sync", err)
+		unavailable(c, "the workflow service")
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"run_id": run.GetRunID(), "workflow_id": run.GetID(), "connection_id": conn.ID, "mode": req.Mode, "status": workflows.SyncRunning})
+}
+
+// indexConnection is one connection's index as GET /index shows it.
+type indexConnection struct {
+	ConnectionID uuid.UUID       `json:"connection_id"`
+	Name         string          `json:"name"`
+	SystemType   string          `json:"system_type"`
+	Status       string          `json:"status"` // none | syncing | ready | failed
+	Index        *store.SAPGraph `json:"index"`
+	LastRun      *store.SyncRun  `json:"last_run"`
+}
+
+// indexStatus lists every connection's index and its last run (GET /workspaces/:id/index).
+func (s *Server) indexStatus(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	conns, err := s.Store.ListConnections(ctx, w.ID)
+	if err != nil {
+		s.storeFailed(c, err, "connections")
+		return
+	}
+	graphs, err := s.Store.ListSAPGraphs(ctx, w.ID)
+	if err != nil {
+		s.storeFailed(c, err, "index")
+		return
+	}
+	byConn := map[uuid.UUID]store.SAPGraph{}
+	for _, g := range graphs {
+		byConn[g.ConnectionID] = g
+	}
+	out := make([]indexConnection, 0, len(conns))
+	for _, conn := range conns {
+		ic := indexConnection{ConnectionID: conn.ID, Name: conn.Name, SystemType: conn.SystemType, Status: "none"}
+		if g, ok := byConn[conn.ID]; ok {
+			ic.Index, ic.Status = &g, g.Status
+		}
+		runs, err := s.Store.ListSyncRuns(ctx, w.ID, &conn.ID, nil, 1)
+		if err != nil {
+			s.storeFailed(c, err, "sync runs")
+			return
+		}
+		if len(runs) == 1 {
+			ic.LastRun = &runs[0]
+		}
+		out = append(out, ic)
+	}
+	all(c, out)
+}
+
+// optionalConnection reads ?connection_id= (nil when absent; 404 when not the workspace's).
+func (s *Server) optionalConnection(c *gin.Context, workspaceID uuid.UUID) (*store.Connection, bool) {
+	v := c.Query("connection_id")
+	if v == "" {
+		return nil, true
+	}
+	id, err := uuid.Parse(v)
+	if err != nil {
+		badRequest(c, "invalid_id", "connection_id is not a UUID")
+		return nil, false
+	}
+	conn, err := s.Store.GetConnection(c.Request.Context(), workspaceID, id)
+	if err != nil {
+		s.storeFailed(c, err, "connection")
+		return nil, false
+	}
+	return &conn, true
+}
+
+// listSyncRuns lists runs newest first (GET /workspaces/:id/sync-runs?connection_id=).
+func (s *Server) listSyncRuns(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return
+	}
+	conn, ok := s.optionalConnection(c, w.ID)
+	if !ok {
+		return
+	}
+	cur, limit, ok := listParams(c)
+	if !ok {
+		return
+	}
+	var connID *uuid.UUID
+	if conn != nil {
+		connID = &conn.ID
+	}
+	runs, err := s.Store.ListSyncRuns(c.Request.Context(), w.ID, connID, cur, limit+1)
+	if err != nil {
+		s.storeFailed(c, err, "sync runs")
+		return
+	}
+	page(c, runs, limit, func(r store.SyncRun) store.Cursor { return store.Cursor{CreatedAt: r.StartedAt, ID: r.ID} })
+}
+
+func (s *Server) loadSyncRun(c *gin.Context, needAdmin bool) (store.SyncRun, bool) {
+	w, ok := s.workspaceAccess(c, "id", needAdmin)
+	if !ok {
+		return store.SyncRun{}, false
+	}
+	id, ok := uuidParam(c, "runId", "sync run")
+	if !ok {
+		return store.SyncRun{}, false
+	}
+	run, err := s.Store.GetSyncRun(c.Request.Context(), w.ID, id)
+	if err != nil {
+		s.storeFailed(c, err, "sync run")
+		return run, false
+	}
+	return run, true
+}
+
+// getSyncRun answers one run; a running one carries the workflow's live progress.
+func (s *Server) getSyncRun(c *gin.Context) {
+	run, ok := s.loadSyncRun(c, false)
+	if !ok {
+		return
+	}
+	body := gin.H{"run": run}
+	if run.Status == workflows.SyncRunning {
+		ctx, cancel := s.temporalContext(c.Request.Context())
+		defer cancel()
+		if v, err := s.Temporal.QueryWorkflow(ctx, run.WorkflowID, run.WorkflowRunID, workflows.QuerySyncProgress); err == nil {
+			var st workflows.SyncStatus
+			if v.Get(&st) == nil {
+				body["progress"] = st
+			}
+		}
+	}
+	c.JSON(http.StatusOK, body)
+}
+
+// cancelSyncRun cancels a running sync: its build is removed, the index in use stays.
+func (s *Server) cancelSyncRun(c *gin.Context) {
+	run, ok := s.loadSyncRun(c, true)
+	if !ok {
+		return
+	}
+	if run.Status != workflows.SyncRunning {
+		fail(c, http.StatusConflict, "not_running", "the sync run has finished ("+run.Status+")")
+		return
+	}
+	ctx, cancel := s.temporalContext(c.Request.Context())
+	defer cancel()
+	err := s.Temporal.CancelWorkflow(ctx, run.WorkflowID, run.WorkflowRunID)
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		fail(c, http.StatusConflict, "not_running", "the sync run is no longer running")
+		return
+	case err != nil:
+		s.logTemporalFailure(ctx, "cancel sync", err)
+		unavailable(c, "the workflow service")
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"run_id": run.ID, "status": "cancelling"})
+}
+
+// listSyncSchedules describes the schedules of every connection, or of ?connection_id=.
+func (s *Server) listSyncSchedules(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return
+	}
+	one, ok := s.optionalConnection(c, w.ID)
+	if !ok {
+		return
+	}
+	conns := []store.Connection{}
+	if one != nil {
+		conns = append(conns, *one)
+	} else {
+		var err error
+		if conns, err = s.Store.ListConnections(c.Request.Context(), w.ID); err != nil {
+			s.storeFailed(c, err, "connections")
+			return
+		}
+	}
+	ctx, cancel := s.temporalContext(c.Request.Context())
+	defer cancel()
+	out := []syncschedule.Schedule{}
+	for _, conn := range conns {
+		list, err := s.schedules().List(ctx, conn)
+		if err != nil {
+			s.logTemporalFailure(ctx, "describe schedules", err)
+			unavailable(c, "the workflow service")
+			return
+		}
+		out = append(out, list...)
+	}
+	all(c, out)
+}
+
+type scheduleActionRequest struct {
+	Note string `json:"note"`
+}
+
+// scheduleAction pauses, unpauses or triggers one schedule
+// (POST /workspaces/:id/sync-schedules/:connId/:mode/:action).
+func (s *Server) scheduleAction(c *gin.Context) {
+	conn, ok := s.connectionAccess(c, true)
+	if !ok {
+		return
+	}
+	mode, action := c.Param("mode"), c.Param("action")
+	if mode != "full" && mode != "delta" {
+		badRequest(c, "invalid_mode", "a connection has a full and a delta schedule")
+		return
+	}
+	var req scheduleActionRequest
+	if c.Request.ContentLength > 0 && !decodeJSON(c, 4<<10, &req) {
+		return
+	}
+	if !textOK(req.Note) || len(req.Note) > 500 {
+		badRequest(c, "invalid_field", "note must be text of at most 500 bytes")
+		return
+	}
+	note := req.Note
+	if note == "" {
+		note = action + " by " + userOf(c)
+	}
+	m := s.schedules()
+	var do func(context.Context) error
+	switch action {
+	case "pause":
+		do = func(ctx context.Context) error { return m.Pause(ctx, conn.ID.String(), mode, note) }
+	case "unpause":
+		do = func(ctx context.Context) error { return m.Unpause(ctx, conn.ID.String(), mode, note) }
+	case "trigger":
+		do = func(ctx context.Context) error { return m.Trigger(ctx, conn.ID.String(), mode) }
+	default:
+		badRequest(c, "invalid_action", "action must be pause, unpause or trigger")
+		return
+	}
+	ctx, cancel := s.temporalContext(c.Request.Context())
+	defer cancel()
+	err := do(ctx)
+	if errors.Is(err, syncschedule.ErrNoSchedule) {
+		// Created with a connection while Temporal was away, or deleted by hand: restore it.
+		if err = m.Ensure(ctx, conn); err == nil {
+			err = do(ctx)
+		}
+	}
+	if err != nil {
+		s.logTemporalFailure(ctx, "schedule "+action, err)
+		unavailable(c, "the workflow service")
+		return
+	}
+	list, err := m.List(ctx, conn)
+	if err != nil {
+		s.logTemporalFailure(ctx, "describe schedules", err)
+		unavailable(c, "the workflow service")
+		return
+	}
+	for _, sc := range list {
+		if sc.Mode == mode {
+			c.JSON(http.StatusOK, sc)
+			return
+		}
+	}
+}
+
+// ensureSchedules creates or updates a connection's schedules while answering a request.
+func (s *Server) ensureSchedules(c *gin.Context, conn store.Connection) bool {
+	ctx, cancel := s.temporalContext(c.Request.Context())
+	defer cancel()
+	err := s.schedules().Ensure(ctx, conn)
+	if errors.Is(err, syncschedule.ErrBadSpec) {
+		badRequest(c, "invalid_schedule", err.Error())
+		return false
+	}
+	if err != nil {
+		s.logTemporalFailure(ctx, "sync schedules", err)
+		unavailable(c, "the workflow service")
+		return false
+	}
+	return true
+}
+
+// stopConnectionSyncs deletes a connection's schedules and cancels its running sync, before
+// the connection's rows go.
+func (s *Server) stopConnectionSyncs(c *gin.Context, conn store.Connection) bool {
+	ctx, cancel := s.temporalContext(c.Request.Context())
+	defer cancel()
+	err := s.schedules().Delete(ctx, conn.ID.String())
+	if err == nil {
+		err = s.Temporal.CancelWorkflow(ctx, workflows.SyncWorkflowID(conn.ID.String()), "")
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			err = nil
+		}
+	}
+	if err != nil {
+		s.logTemporalFailure(ctx, "stop connection syncs", err)
+		unavailable(c, "the workflow service")
+		return false
+	}
+	return true
+}
