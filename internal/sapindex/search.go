@@ -271,7 +271,7 @@ func keywordHits(ctx context.Context, pool *pgxpool.Pool, q Query, s scope, with
 		}
 	}
 	words := queryWords(text)
-	if len(words) > 0 {
+	if len(words) > 0 && !strings.ContainsAny(text, "*%") { // a pattern is a name search
 		t := arg(text)
 		tq := `(websearch_to_tsquery('english', ` + t + `) || websearch_to_tsquery('simple', ` + t + `))`
 		part(tierText, `ts_rank_cd(e.search, `+tq+`)::float8`, `e.search @@ `+tq, `ts_rank_cd(e.search, `+tq+`) DESC, e.object_name`)
