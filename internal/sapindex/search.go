@@ -38,6 +38,7 @@ type Query struct {
 	ConnectionIDs []uuid.UUID // empty: every connection of the workspace
 	Text          string
 	Category      string // "" any; table, function, bapi, class, program, cds_view, enhancement, extension, …
+	ObjectType    string // "" any; a TADIR type (TABL, FUNC, CLAS, …)
 	Custom        *bool  // nil: standard and custom
 	Mode          string // keyword | semantic | hybrid ("" hybrid)
 	Limit         int    // default 20, at most 200
@@ -90,7 +91,6 @@ const (
 	semanticWords    = 300
 	semanticScanMax  = 10000 // a scope this small is reranked whole (every entry is a candidate)
 	rrfK             = 60.0
-	maxDetailBodyLen = 4000
 )
 
 var nameToken = regexp.MustCompile(`^[A-Za-z0-9_/*%.\-]+$`)
@@ -234,19 +234,21 @@ func searchScopes(ctx context.Context, pool *pgxpool.Pool, q Query) ([]scope, []
 	return scopes, none, nil
 }
 
-// hitColumns are selected by every part; $6 says whether to include the body, $7 the embedding.
+// hitColumns are selected by every part; $6 says whether to include the body, $7 the embedding
+// ($1–$5 and $8 are scopeFilter's).
 const hitColumns = `e.object_type, e.object_name, e.category, e.custom, e.package, e.title, e.release_state,
 	CASE WHEN $6::boolean THEN left(e.body, 4000) ELSE '' END, CASE WHEN $7::boolean THEN e.embedding END`
 
 // scopeFilter: the workspace, the connection's current generation, category and custom flag.
 const scopeFilter = `e.workspace_id = $1::uuid AND e.connection_id = $2::uuid AND e.generation = $3::bigint
-	AND ($4::text = '' OR e.category = $4::text) AND ($5::boolean IS NULL OR e.custom = $5::boolean)`
+	AND ($4::text = '' OR e.category = $4::text) AND ($5::boolean IS NULL OR e.custom = $5::boolean)
+	AND ($8::text = '' OR e.object_type = $8::text)`
 
 // keywordHits runs the keyword parts that fit the query in one statement: exact name, name
 // pattern (prefix or * wildcards), full text with every word, fuzzy name (trigram similarity),
 // full text with any word.
 func keywordHits(ctx context.Context, pool *pgxpool.Pool, q Query, s scope, withEmbedding bool) ([]Hit, error) {
-	args := []any{q.WorkspaceID.String(), s.connection.String(), s.generation, strings.ToLower(q.Category), q.Custom, q.Detail, withEmbedding}
+	args := []any{q.WorkspaceID.String(), s.connection.String(), s.generation, strings.ToLower(q.Category), q.Custom, q.Detail, withEmbedding, strings.ToUpper(q.ObjectType)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	var parts []string
 	part := func(tier int, score, where, order string) {
@@ -294,7 +296,7 @@ func keywordHits(ctx context.Context, pool *pgxpool.Pool, q Query, s scope, with
 // semanticCandidates are the entries a semantic rerank considers besides the keyword hits: the
 // best matches of any query word and, when the connection's index is small, every entry.
 func semanticCandidates(ctx context.Context, pool *pgxpool.Pool, q Query, s scope) ([]Hit, error) {
-	args := []any{pgx.QueryExecModeExec, q.WorkspaceID.String(), s.connection.String(), s.generation, strings.ToLower(q.Category), q.Custom, q.Detail, true}
+	args := []any{pgx.QueryExecModeExec, q.WorkspaceID.String(), s.connection.String(), s.generation, strings.ToLower(q.Category), q.Custom, q.Detail, true, strings.ToUpper(q.ObjectType)}
 	var sql string
 	if s.entries > 0 && s.entries <= semanticScanMax {
 		sql = `SELECT 9, ` + hitColumns + `, 0::float8 FROM sap_search_entries e WHERE ` + scopeFilter + ` AND e.embedding IS NOT NULL`
@@ -305,7 +307,7 @@ func semanticCandidates(ctx context.Context, pool *pgxpool.Pool, q Query, s scop
 		}
 		w := strings.Join(words, " | ")
 		args = append(args, w)
-		oq := `(to_tsquery('english', $8) || to_tsquery('simple', $8))`
+		oq := `(to_tsquery('english', $9) || to_tsquery('simple', $9))`
 		sql = `SELECT 9, ` + hitColumns + `, ts_rank_cd(e.search, ` + oq + `)::float8 FROM sap_search_entries e WHERE ` + scopeFilter +
 			` AND e.search @@ ` + oq + ` ORDER BY ts_rank_cd(e.search, ` + oq + `) DESC LIMIT ` + fmt.Sprint(semanticWords)
 	}
@@ -436,4 +438,18 @@ func errOr(err error, s string) string {
 		return err.Error()
 	}
 	return s
+}
+
+// Searcher searches one workspace's index: what the worker gives the SAP tools
+// (saptools.Executor.Index). A nil Embedder means keyword search only.
+type Searcher struct {
+	Pool        *pgxpool.Pool
+	WorkspaceID uuid.UUID
+	Embedder    Embedder
+}
+
+// Search runs q in the searcher's workspace (q.WorkspaceID is ignored).
+func (s Searcher) Search(ctx context.Context, q Query) (Result, error) {
+	q.WorkspaceID = s.WorkspaceID
+	return Search(ctx, s.Pool, q, s.Embedder)
 }
