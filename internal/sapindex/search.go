@@ -87,10 +87,10 @@ var tierMatch = []string{"exact", "name", "text", "fuzzy", "words"}
 // Candidate bounds: each keyword part returns at most this many rows, so no query ranks an
 // unbounded set, and semantic reranking sees at most a few hundred candidates.
 const (
-	perPart          = 100
-	semanticWords    = 300
-	semanticScanMax  = 10000 // a scope this small is reranked whole (every entry is a candidate)
-	rrfK             = 60.0
+	perPart         = 100
+	semanticWords   = 300
+	semanticScanMax = 10000 // a scope this small is reranked whole (every entry is a candidate)
+	rrfK            = 60.0
 )
 
 var nameToken = regexp.MustCompile(`^[A-Za-z0-9_/*%.\-]+$`)
