@@ -28,6 +28,7 @@ type Config struct {
 	OfflineLLMAddr    string // OFFLINE_LLM_ADDR: where `sapagent offline-llm` and the dev stack serve it
 	OfflineLLMDelay   time.Duration
 	PrimaryModel      string // PRIMARY_MODEL: provider:model
+	EmbeddingsModel   string // EMBEDDINGS_MODEL: provider:model of the SAP index's embeddings
 	MaxMessageBytes   int    // MAX_MESSAGE_BYTES
 	IdleTimeout       time.Duration
 	DataDir           string // DATA_DIR (dev stack only)
@@ -149,6 +150,20 @@ func (c Config) ValidateModel(ref string) error {
 	return fmt.Errorf("unknown model provider %q", name)
 }
 
+// validateProvider checks that a "provider:model" reference names a configured provider.
+func (c Config) validateProvider(ref string) error {
+	name, model, ok := strings.Cut(ref, ":")
+	if !ok || name == "" || model == "" {
+		return fmt.Errorf("model %q must be provider:model", ref)
+	}
+	for _, p := range c.Providers {
+		if p.Name == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown model provider %q", name)
+}
+
 // Load reads the environment.
 func Load() (Config, error) {
 	return loadWith(os.Getenv, os.Environ)
@@ -237,6 +252,11 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 		defaultModel = "openai:gpt-4o-mini"
 	}
 	c.PrimaryModel = r.str("PRIMARY_MODEL", defaultModel)
+	defaultEmbeddings := "offline:sapagent-offline"
+	if c.OpenAIAPIKey != "" {
+		defaultEmbeddings = "openai:text-embedding-3-small"
+	}
+	c.EmbeddingsModel = r.str("EMBEDDINGS_MODEL", defaultEmbeddings)
 	if r.err != nil {
 		return Config{}, r.err
 	}
@@ -245,6 +265,10 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if err := c.ValidateModel(c.PrimaryModel); err != nil {
 		return Config{}, fmt.Errorf("PRIMARY_MODEL: %w", err)
+	}
+	// Only the provider is checked: OPENAI_MODELS lists chat models, not embeddings models.
+	if err := c.validateProvider(c.EmbeddingsModel); err != nil {
+		return Config{}, fmt.Errorf("EMBEDDINGS_MODEL: %w", err)
 	}
 	if c.MaxLoopSteps <= 0 || c.MaxQueued <= 0 || c.ApprovalTimeout <= 0 {
 		return Config{}, fmt.Errorf("MAX_LOOP_STEPS, MAX_QUEUED_MESSAGES and APPROVAL_TIMEOUT must be positive")

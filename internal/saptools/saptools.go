@@ -12,10 +12,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
@@ -31,7 +35,8 @@ type Conn struct {
 // session per Executor, so a script's BAPI and its BAPI_TRANSACTION_COMMIT belong together.
 type Executor struct {
 	Conns   []Conn
-	Ledger  Ledger // ETL runs (cross-connection tools)
+	Ledger  Ledger        // ETL runs (cross-connection tools)
+	Index   IndexSearcher // the workspace's SAP index (sap_search_index); nil: live search only
 	session string
 }
 
@@ -179,14 +184,75 @@ func (e *Executor) WhereUsed(ctx context.Context, args map[string]any) (any, err
 	})
 }
 
-// SearchIndex runs sap_search_index.
+// IndexSearcher searches the workspace's SAP index (sapindex.Searcher is one).
+type IndexSearcher interface {
+	Search(ctx context.Context, q sapindex.Query) (sapindex.Result, error)
+}
+
+// SearchIndexResult is sap_search_index's answer: from the index, or from a live search of the
+// system when the connection has no index yet (Note says so).
+type SearchIndexResult struct {
+	Source  string        `json:"source"` // index | live
+	Mode    string        `json:"mode,omitempty"`
+	Objects []IndexObject `json:"objects"`
+	Note    string        `json:"note,omitempty"`
+}
+
+// IndexObject is one object sap_search_index found.
+type IndexObject struct {
+	Type         string  `json:"type"`
+	Name         string  `json:"name"`
+	Category     string  `json:"category"`
+	Description  string  `json:"description"`
+	Package      string  `json:"package"`
+	Custom       bool    `json:"custom"`
+	ReleaseState string  `json:"release_state,omitempty"`
+	Score        float64 `json:"score,omitempty"`
+	Body         string  `json:"body,omitempty"`
+}
+
+// SearchIndex runs sap_search_index: it reads the connection's index and falls back to the
+// live search_objects, with a note, when there is none yet (or no index is wired in).
 func (e *Executor) SearchIndex(ctx context.Context, args map[string]any) (any, error) {
+	conn, err := e.resolve(args)
+	if err != nil {
+		return nil, err
+	}
+	customOnly, _ := args["custom_only"].(bool)
+	note := ""
+	if e.Index != nil {
+		if id, perr := uuid.Parse(conn.ID); perr == nil {
+			detail, _ := args["detail"].(bool)
+			q := sapindex.Query{ConnectionIDs: []uuid.UUID{id}, Text: str(args, "query"), Category: str(args, "category"),
+				ObjectType: upper(args, "object_type"), Mode: str(args, "mode"), Limit: intArg(args, "limit", 50), Detail: detail}
+			if customOnly {
+				q.Custom = &customOnly
+			}
+			res, err := e.Index.Search(ctx, q)
+			if err != nil {
+				return nil, fmt.Errorf("%s on %s: %w", tools.SAPSearchIndex, conn.Name, err)
+			}
+			if len(res.NotIndexed) == 0 {
+				out := SearchIndexResult{Source: "index", Mode: res.Mode, Objects: make([]IndexObject, len(res.Hits)), Note: res.Note}
+				for i, h := range res.Hits {
+					out.Objects[i] = IndexObject{Type: h.Type, Name: h.Name, Category: h.Category, Description: h.Title, Package: h.Package,
+						Custom: h.Custom, ReleaseState: h.ReleaseState, Score: math.Round(h.Score*10000) / 10000, Body: h.Body}
+				}
+				return out, nil
+			}
+		}
+		note = conn.Name + " has no index yet (no landscape sync has finished): these results come from a live search of the system by name and description"
+	}
 	return e.direct(tools.SAPSearchIndex, args, func(api sap.Connector) (any, error) {
 		var res sap.SearchObjectsResponse
-		custom, _ := args["custom_only"].(bool)
 		err := api.Call(ctx, sap.EndpointSearchObjects, sap.SearchObjectsRequest{Query: str(args, "query"), ObjectType: upper(args, "object_type"),
-			CustomOnly: custom, Limit: intArg(args, "limit", 50)}, &res)
-		return res, err
+			CustomOnly: customOnly, Limit: intArg(args, "limit", 50)}, &res)
+		out := SearchIndexResult{Source: "live", Objects: make([]IndexObject, 0, len(res.Objects)), Note: note}
+		for _, o := range res.Objects {
+			out.Objects = append(out.Objects, IndexObject{Type: o.Type, Name: o.Name, Category: sapindex.Category(o.Type, o.Name),
+				Description: o.Description, Package: o.Package, Custom: o.Custom})
+		}
+		return out, err
 	})
 }
 

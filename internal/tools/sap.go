@@ -67,10 +67,17 @@ const objectTypes = `"enum":["TABL","PROG","FUGR","FUNC","CLAS","INTF","DDLS","E
 func SAP() []Definition {
 	return []Definition{
 		{
-			Name:               SAPSearchIndex,
-			Description:        "Search the SAP system's repository (tables, function modules, classes, programs, CDS views, enhancements) by name or description; * is a wildcard.",
-			Parameters:         sapParams(`"query"`, `"query":{"type":"string","minLength":1,"maxLength":200}`, `"object_type":{"type":"string",`+objectTypes+`}`, `"custom_only":{"type":"boolean"}`, `"limit":{"type":"integer","minimum":1,"maximum":200}`),
-			ReturnDescription:  `{"objects": [{"type": str, "name": str, "description": str, "package": str, "custom": bool}]}`,
+			Name: SAPSearchIndex,
+			Description: "Search the SAP system's index (standard and custom tables, function modules and BAPIs, classes, programs, CDS views, " +
+				"enhancements, extensions) by exact name, name pattern (* is a wildcard: BAPI_SALES*, Z*ORDER*), words of descriptions, " +
+				"or a question (mode semantic or hybrid). Reads the index the landscape sync built; a connection without one is searched live.",
+			Parameters: sapParams(`"query"`, `"query":{"type":"string","minLength":1,"maxLength":200}`,
+				`"category":{"type":"string","enum":["table","view","cds_view","function","bapi","function_group","class","interface","program","include","enhancement","extension","data_element","domain","transaction"]}`,
+				`"mode":{"type":"string","enum":["keyword","semantic","hybrid"],"description":"default hybrid (keyword when no embeddings model is configured)"}`,
+				`"detail":{"type":"boolean","description":"include each object's indexed text (release state, successor, package, …)"}`,
+				`"object_type":{"type":"string",`+objectTypes+`}`, `"custom_only":{"type":"boolean"}`,
+				`"limit":{"type":"integer","minimum":1,"maximum":200}`),
+			ReturnDescription:  `{"source": "index"|"live", "mode": str, "objects": [{"type": str, "name": str, "category": str, "description": str, "package": str, "custom": bool, "release_state": str, "score": float, "body": str}], "note": str}`,
 			ExecuteCodeAllowed: true,
 			Connections:        1,
 			Run:                onSAP(SAPExecutor.SearchIndex),

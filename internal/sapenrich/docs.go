@@ -1,0 +1,350 @@
+package sapenrich
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/sapagent/sapagent/internal/llm"
+)
+
+// Doc kinds (sap_generated_docs.kind).
+const (
+	DocPackage         = "package"
+	DocObject          = "object"
+	DocERDiagram       = "er_diagram"
+	DocBusinessProcess = "business_process"
+)
+
+// DefaultMaxModelDocs caps the model-written docs of one run. A landscape of 50,000 custom
+// objects would otherwise cost 50,000 model calls on its first sync (hours and real money);
+// with the cap, each run writes the next batch (packages and processes first, then objects
+// in name order) and the cache by input hash makes later runs skip what is done.
+const DefaultMaxModelDocs = 500
+
+// DocsOptions tune GenerateDocs.
+type DocsOptions struct {
+	Models *llm.Registry // the product's providers
+	Model  string        // "provider:model" that writes the docs (the lead passes PRIMARY_MODEL)
+	// Concurrency is the number of model calls in flight (default 4).
+	Concurrency int
+	// MaxModelDocs caps model calls per run (0: DefaultMaxModelDocs; negative: no cap).
+	// Docs over the cap are counted as Deferred and written by a later run.
+	MaxModelDocs int
+	// SourceExcerptChars bounds the source an object's prompt quotes (default 3,000).
+	SourceExcerptChars int
+	// MaxReplyTokens bounds one doc's reply (default 700).
+	MaxReplyTokens int
+	// CallTimeout bounds one model call (default 2 minutes).
+	CallTimeout time.Duration
+}
+
+// DocsResult counts what GenerateDocs did.
+type DocsResult struct {
+	Written   int64 `json:"written"`   // model-written docs, new or with changed input
+	Diagrams  int64 `json:"diagrams"`  // ER diagrams written (new or changed)
+	Unchanged int64 `json:"unchanged"` // input unchanged: only the generation was bumped
+	Failed    int64 `json:"failed"`    // the model failed for the doc: skipped, the previous version kept
+	Deferred  int64 `json:"deferred"`  // over MaxModelDocs: left for a later run
+	Removed   int64 `json:"removed"`   // docs whose subject is gone
+	Entries   int64 `json:"entries"`   // doc search entries written or updated
+}
+
+// ErrModelOutage is returned when the model failed every call it was given (or a long run of
+// them): the activity should retry later; docs written so far are kept and not redone.
+var ErrModelOutage = errors.New("sapenrich: the docs model is failing")
+
+// outageAfter consecutive failed calls abort the run as an outage.
+const outageAfter = 8
+
+// promptVersion is part of every input hash: changing the prompts regenerates the docs.
+const promptVersion = "sapenrich-docs-1"
+
+// GenerateDocs writes the generated docs of the scope: per package a module doc and an ER
+// diagram, per business process touched by custom code a process doc, per custom object a
+// technical doc; then a search entry per doc (category "doc"). A doc whose input (hash)
+// did not change is not rewritten, only confirmed for the generation. In a delta scope only
+// the changed objects and their packages are looked at. Run it after AnalyzeCleanCore: the
+// levels are part of the docs.
+func GenerateDocs(ctx context.Context, db DB, s Scope, opts DocsOptions, progress Progress) (DocsResult, error) {
+	if err := s.check(); err != nil {
+		return DocsResult{}, err
+	}
+	if opts.Models == nil || opts.Model == "" {
+		return DocsResult{}, errors.New("sapenrich: a model registry and model are required for docs")
+	}
+	client, model, err := opts.Models.Client(opts.Model)
+	if err != nil {
+		return DocsResult{}, err
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	if opts.MaxModelDocs == 0 {
+		opts.MaxModelDocs = DefaultMaxModelDocs
+	}
+	if opts.SourceExcerptChars <= 0 {
+		opts.SourceExcerptChars = 3000
+	}
+	if opts.MaxReplyTokens <= 0 {
+		opts.MaxReplyTokens = 700
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r := &docRunner{db: db, s: s, opts: opts, client: client, model: model, modelRef: opts.Model,
+		progress: progress, budget: int64(opts.MaxModelDocs), jobs: make(chan docJob), cancel: cancel}
+	for range opts.Concurrency {
+		r.wg.Add(1)
+		go r.work(ctx)
+	}
+	genErr := r.generate(ctx)
+	close(r.jobs)
+	r.wg.Wait()
+	if err := r.flushBumps(context.WithoutCancel(ctx)); err != nil && genErr == nil {
+		genErr = err
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		return r.res, cause
+	}
+	if genErr != nil {
+		return r.res, genErr
+	}
+	if r.res.Written == 0 && r.res.Failed > 0 {
+		return r.res, fmt.Errorf("%w: all %d calls failed, last: %v", ErrModelOutage, r.res.Failed, r.lastErr)
+	}
+	removed, err := pruneDocs(ctx, db, s, r.processes)
+	if err != nil {
+		return r.res, err
+	}
+	r.res.Removed = removed
+	if r.res.Entries, err = IndexDocs(ctx, db, s); err != nil {
+		return r.res, err
+	}
+	report(progress, r.total, r.total) // the total counted every known process; fewer may exist
+	return r.res, nil
+}
+
+type docJob struct {
+	kind, subject, title string
+	system, user         string // the prompt; empty system: markdown is complete (no model)
+	markdown             string // the whole doc (no model) or the facts after the model's text
+	hash, oldHash        []byte
+}
+
+type docRunner struct {
+	db       DB
+	s        Scope
+	opts     DocsOptions
+	client   *openai.Client
+	model    string
+	modelRef string
+	progress Progress
+	jobs     chan docJob
+	wg       sync.WaitGroup
+	cancel   context.CancelCauseFunc
+
+	mu          sync.Mutex // guards everything below
+	res         DocsResult
+	done, total int64
+	budget      int64
+	bumps       [][2]string
+	failsInRow  int
+	lastErr     error
+	processes   []string // business processes of this run (the others are pruned)
+}
+
+func (r *docRunner) report() {
+	report(r.progress, r.done, r.total)
+}
+
+// submit decides what a doc needs: nothing (unchanged input), a write (no model) or a model
+// call (within the budget).
+func (r *docRunner) submit(ctx context.Context, j docJob) error {
+	h := sha256.New()
+	for _, part := range []string{promptVersion, j.kind, j.subject, j.title, j.system, j.user, j.markdown} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	j.hash = h.Sum(nil)
+	r.mu.Lock()
+	r.done++
+	if r.done%50 == 0 {
+		r.report()
+	}
+	if bytes.Equal(j.hash, j.oldHash) {
+		r.res.Unchanged++
+		r.bumps = append(r.bumps, [2]string{j.kind, j.subject})
+		full := len(r.bumps) >= 500
+		r.mu.Unlock()
+		if full {
+			return r.flushBumps(ctx)
+		}
+		return nil
+	}
+	if j.system == "" {
+		r.res.Diagrams++
+		r.mu.Unlock()
+		return r.save(ctx, j, j.markdown, "")
+	}
+	if r.budget == 0 {
+		r.res.Deferred++
+		r.mu.Unlock()
+		return nil
+	}
+	r.budget--
+	r.mu.Unlock()
+	select {
+	case r.jobs <- j:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (r *docRunner) work(ctx context.Context) {
+	defer r.wg.Done()
+	for j := range r.jobs {
+		if ctx.Err() != nil {
+			continue // drain
+		}
+		text, err := r.write(ctx, j)
+		if err == nil {
+			err = r.save(ctx, j, "# "+j.title+"\n\n"+text+"\n\n"+j.markdown, r.modelRef)
+			if err != nil {
+				r.cancel(err) // the database failing is not the model's fault
+				continue
+			}
+		}
+		r.mu.Lock()
+		if err != nil && ctx.Err() == nil {
+			r.res.Failed++
+			r.failsInRow++
+			r.lastErr = err
+			if r.failsInRow >= outageAfter {
+				r.cancel(fmt.Errorf("%w: %d calls in a row failed, last: %v", ErrModelOutage, r.failsInRow, err))
+			}
+		} else if err == nil {
+			r.res.Written++
+			r.failsInRow = 0
+		}
+		r.mu.Unlock()
+	}
+}
+
+// write asks the model for a doc's text.
+func (r *docRunner) write(ctx context.Context, j docJob) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
+	resp, err := r.client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+		Model: r.model, MaxCompletionTokens: r.opts.MaxReplyTokens,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: j.system},
+			{Role: openai.ChatMessageRoleUser, Content: j.user},
+		},
+	})
+	if err != nil {
+		return "", err
+	}
+	if len(resp.Choices) == 0 || strings.TrimSpace(resp.Choices[0].Message.Content) == "" {
+		return "", errors.New("the model wrote nothing")
+	}
+	return strings.TrimSpace(resp.Choices[0].Message.Content), nil
+}
+
+func (r *docRunner) save(ctx context.Context, j docJob, markdown, model string) error {
+	_, err := r.db.Exec(ctx, `INSERT INTO sap_generated_docs
+			(connection_id, workspace_id, kind, subject, title, markdown, input_hash, model, generation, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
+		ON CONFLICT (connection_id, kind, subject) DO UPDATE
+		SET workspace_id = EXCLUDED.workspace_id, title = EXCLUDED.title, markdown = EXCLUDED.markdown,
+			input_hash = EXCLUDED.input_hash, model = EXCLUDED.model, generation = EXCLUDED.generation, updated_at = now()`,
+		r.s.ConnectionID, r.s.WorkspaceID, j.kind, j.subject, j.title, markdown, j.hash, model, r.s.Generation)
+	if err != nil {
+		return ctxErr(ctx, fmt.Errorf("save doc %s %s: %w", j.kind, j.subject, err))
+	}
+	return nil
+}
+
+// flushBumps confirms unchanged docs for the generation.
+func (r *docRunner) flushBumps(ctx context.Context) error {
+	r.mu.Lock()
+	bumps := r.bumps
+	r.bumps = nil
+	r.mu.Unlock()
+	if len(bumps) == 0 {
+		return nil
+	}
+	kinds, subjects := make([]string, len(bumps)), make([]string, len(bumps))
+	for i, b := range bumps {
+		kinds[i], subjects[i] = b[0], b[1]
+	}
+	_, err := r.db.Exec(ctx, `UPDATE sap_generated_docs d SET generation = $3
+		FROM unnest($4::text[], $5::text[]) AS t(kind, subject)
+		WHERE d.connection_id = $1 AND d.workspace_id = $2 AND d.kind = t.kind AND d.subject = t.subject AND d.generation < $3`,
+		r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, kinds, subjects)
+	if err != nil {
+		return fmt.Errorf("confirm unchanged docs: %w", err)
+	}
+	return nil
+}
+
+// generate walks packages, processes and objects and submits their docs.
+func (r *docRunner) generate(ctx context.Context) error {
+	pkgs, err := r.packages(ctx)
+	if err != nil {
+		return err
+	}
+	var objects int64
+	if err := r.db.QueryRow(ctx, `SELECT count(*) FROM workspace_sap_index o
+		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
+		changedFilter("o"), r.s.args()...).Scan(&objects); err != nil {
+		return fmt.Errorf("count custom objects: %w", err)
+	}
+	r.mu.Lock()
+	r.total = objects + 2*int64(len(pkgs)) + int64(len(processes))
+	r.report()
+	r.mu.Unlock()
+	for _, p := range pkgs {
+		if err := r.packageDocs(ctx, p); err != nil {
+			return err
+		}
+	}
+	if err := r.processDocs(ctx); err != nil {
+		return err
+	}
+	return r.objectDocs(ctx)
+}
+
+// packages lists the packages to document: all packages with custom objects, or in a delta
+// those of the changed objects. Packages are few (thousands at most), objects are not.
+func (r *docRunner) packages(ctx context.Context) ([]string, error) {
+	rows, err := r.db.Query(ctx, `SELECT DISTINCT o.package FROM workspace_sap_index o
+		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'
+			AND o.package <> ''`+changedFilter("o")+` ORDER BY 1`, r.s.args()...)
+	if err != nil {
+		return nil, fmt.Errorf("list packages: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// oldHash is the input hash a doc was last written from (nil: none).
+func (r *docRunner) oldHash(ctx context.Context, kind, subject string) ([]byte, error) {
+	var h []byte
+	err := r.db.QueryRow(ctx, `SELECT input_hash FROM sap_generated_docs WHERE connection_id = $1 AND workspace_id = $2
+		AND kind = $3 AND subject = $4`, r.s.ConnectionID, r.s.WorkspaceID, kind, subject).Scan(&h)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return h, err
+}

@@ -1,0 +1,605 @@
+package sapenrich
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// What each doc is written from. Every input is bounded (objects, usages, source excerpt), so
+// a prompt's size does not grow with the landscape.
+const (
+	pkgMaxObjects  = 80 // objects a package prompt lists
+	pkgMaxUsages   = 40 // used objects a package prompt lists
+	objMaxRels     = 60 // relationships an object prompt lists
+	objMaxFindings = 10
+	procMaxObjects = 60
+	procMaxPkgs    = 30
+)
+
+const systemPrompt = `You document an SAP system's custom ABAP development for its developers and key users.
+Write concise, factual Markdown (no top-level heading: the title is added for you). Use only the facts given;
+say so when something cannot be told from them. Never invent object names.`
+
+type pkgObject struct {
+	typ, name, desc, level string
+	fields                 []erField
+}
+
+// packageDocs writes a package's module doc (model) and ER diagram (no model).
+func (r *docRunner) packageDocs(ctx context.Context, pkg string) error {
+	q := func(sql string, args ...any) (pgx.Rows, error) {
+		return r.db.Query(ctx, sql, append([]any{r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, pkg}, args...)...)
+	}
+	// The package's objects (bounded) and counts.
+	rows, err := q(`SELECT o.object_type, o.object_name, o.description, coalesce(a.level, ''), o.data->'fields'
+		FROM workspace_sap_index o
+		LEFT JOIN clean_core_analysis a ON a.connection_id = o.connection_id AND a.generation = o.generation
+			AND a.object_type = o.object_type AND a.object_name = o.object_name
+		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = $4
+		ORDER BY (o.object_type = 'TABL') DESC, o.object_type, o.object_name LIMIT $5`, pkgMaxObjects)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", pkg, err)
+	}
+	var objs []pkgObject
+	var o pkgObject
+	var fields []byte
+	if _, err := pgx.ForEachRow(rows, []any{&o.typ, &o.name, &o.desc, &o.level, &fields}, func() error {
+		o.fields = parseFields(fields)
+		objs = append(objs, o)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("package %s: %w", pkg, err)
+	}
+	counts, err := countsBy(ctx, q, `SELECT o.object_type, count(*) FROM workspace_sap_index o
+		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = $4
+		GROUP BY 1 ORDER BY 1`)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", pkg, err)
+	}
+	levels, err := countsBy(ctx, q, `SELECT level, count(*) FROM clean_core_analysis
+		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND package = $4 GROUP BY 1 ORDER BY 1`)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", pkg, err)
+	}
+	// What the package uses, most used first; writes flagged.
+	rows, err = q(`SELECT r.data->>'to_type', r.data->>'to', count(*),
+			bool_or(lower(coalesce(r.data->>'usage', '')) IN ('write', 'insert', 'update', 'modify', 'delete'))
+		FROM workspace_sap_index o
+		JOIN workspace_sap_index r ON r.connection_id = o.connection_id AND r.generation = o.generation
+			AND r.phase = 'relationships' AND r.object_type = o.object_type AND r.object_name = o.object_name
+		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = $4
+			AND coalesce(r.data->>'to', '') <> ''
+		GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT $5`, pkgMaxUsages)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", pkg, err)
+	}
+	type used struct {
+		typ, name string
+		n         int64
+		writes    bool
+	}
+	var uses []used
+	var u used
+	if _, err := pgx.ForEachRow(rows, []any{&u.typ, &u.name, &u.n, &u.writes}, func() error { uses = append(uses, u); return nil }); err != nil {
+		return fmt.Errorf("package %s: %w", pkg, err)
+	}
+
+	var in strings.Builder
+	fmt.Fprintf(&in, "Package: %s\nObjects by type: %s\n", pkg, counts)
+	if levels != "" {
+		fmt.Fprintf(&in, "Clean Core levels: %s\n", levels)
+	}
+	in.WriteString("\nObjects:\n")
+	for _, o := range objs {
+		fmt.Fprintf(&in, "- %s %s", o.typ, o.name)
+		if o.desc != "" {
+			fmt.Fprintf(&in, ": %s", oneLine(o.desc, 120))
+		}
+		if o.level != "" {
+			fmt.Fprintf(&in, " [level %s]", o.level)
+		}
+		in.WriteString("\n")
+	}
+	if len(uses) > 0 {
+		in.WriteString("\nObjects it uses (times used):\n")
+		for _, u := range uses {
+			w := ""
+			if u.writes {
+				w = ", writes"
+			}
+			fmt.Fprintf(&in, "- %s %s (%d%s)\n", u.typ, u.name, u.n, w)
+		}
+	}
+	old, err := r.oldHash(ctx, DocPackage, pkg)
+	if err != nil {
+		return err
+	}
+	if err := r.submit(ctx, docJob{kind: DocPackage, subject: pkg, title: "Package " + pkg, system: systemPrompt,
+		user: "Write the module documentation of this SAP package: its purpose, main objects and how they work together, " +
+			"the SAP data and APIs it depends on, and Clean Core risks.\n\n" + in.String(),
+		markdown: "## Index facts\n\n" + in.String(), oldHash: old}); err != nil {
+		return err
+	}
+	return r.erDiagram(ctx, pkg, objs)
+}
+
+// erDiagram writes the package's ER diagram; a package without tables gets none.
+func (r *docRunner) erDiagram(ctx context.Context, pkg string, objs []pkgObject) error {
+	tables := map[string]*erTable{}
+	var order []string
+	addTable := func(name string, owned bool, fields []erField) *erTable {
+		if t, ok := tables[name]; ok {
+			return t
+		}
+		if len(order) >= erMaxTables {
+			return nil
+		}
+		t := &erTable{Name: name, Owned: owned, Fields: fields}
+		tables[name] = t
+		order = append(order, name)
+		return t
+	}
+	for _, o := range objs {
+		if o.typ == "TABL" {
+			addTable(o.name, true, o.fields)
+		}
+	}
+	// The tables the package's objects use or extend, by object.
+	rows, err := r.db.Query(ctx, `SELECT o.object_type, o.object_name, upper(r.data->>'to'), coalesce(r.data->>'kind', '')
+		FROM workspace_sap_index o
+		JOIN workspace_sap_index r ON r.connection_id = o.connection_id AND r.generation = o.generation
+			AND r.phase = 'relationships' AND r.object_type = o.object_type AND r.object_name = o.object_name
+		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = $4
+			AND coalesce(r.data->>'to', '') <> ''
+			AND (upper(coalesce(r.data->>'to_type', '')) = 'TABL' OR r.data->>'kind' IN ('uses_table', 'extends'))
+		ORDER BY 1, 2, 3 LIMIT 2000`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, pkg)
+	if err != nil {
+		return fmt.Errorf("package %s tables: %w", pkg, err)
+	}
+	var extra []erLink
+	byObject := map[string][]string{}
+	var objOrder []string
+	var typ, name, to, kind string
+	if _, err := pgx.ForEachRow(rows, []any{&typ, &name, &to, &kind}, func() error {
+		if addTable(to, false, nil) == nil {
+			return nil
+		}
+		if kind == "extends" && typ == "TABL" {
+			if addTable(name, true, nil) != nil {
+				extra = append(extra, erLink{From: name, To: to, Label: "appends", Kind: "append"})
+			}
+			return nil
+		}
+		if _, ok := byObject[name]; !ok {
+			objOrder = append(objOrder, name)
+		}
+		byObject[name] = append(byObject[name], to)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("package %s tables: %w", pkg, err)
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	// Fields of used custom tables of other packages, where the index has them.
+	var missing []string
+	for _, n := range order {
+		if len(tables[n].Fields) == 0 {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		rows, err := r.db.Query(ctx, `SELECT object_name, data->'fields' FROM workspace_sap_index
+			WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND phase = 'custom_objects'
+				AND object_type = 'TABL' AND object_name = ANY($4) AND data ? 'fields'`,
+			r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, missing)
+		if err != nil {
+			return fmt.Errorf("package %s fields: %w", pkg, err)
+		}
+		var raw []byte
+		if _, err := pgx.ForEachRow(rows, []any{&name, &raw}, func() error {
+			tables[name].Fields = parseFields(raw)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("package %s fields: %w", pkg, err)
+		}
+	}
+	// Co-usage: an object using one of the package's tables together with another table.
+	for _, obj := range objOrder {
+		used := byObject[obj]
+		for _, a := range used {
+			if !tables[a].Owned {
+				continue
+			}
+			for _, b := range used {
+				if b != a {
+					extra = append(extra, erLink{From: a, To: b, Label: "used with by " + obj, Kind: "usage"})
+				}
+			}
+		}
+	}
+	list := make([]erTable, 0, len(order))
+	for _, n := range order {
+		list = append(list, *tables[n])
+	}
+	sortTables(list)
+	diagram := mermaidER(list, erLinks(list, extra))
+	md := fmt.Sprintf("# ER diagram: package %s\n\nTables of package %s and the tables its objects use, from the SAP index "+
+		"(links: check tables and shared key fields solid, appends one-to-one, tables used together dotted).\n\n```mermaid\n%s```\n", pkg, pkg, diagram)
+	old, err := r.oldHash(ctx, DocERDiagram, pkg)
+	if err != nil {
+		return err
+	}
+	return r.submit(ctx, docJob{kind: DocERDiagram, subject: pkg, title: "ER diagram: package " + pkg, markdown: md, oldHash: old})
+}
+
+// countsBy renders "KEY n, KEY n" from a (text, count) query.
+func countsBy(ctx context.Context, q func(string, ...any) (pgx.Rows, error), sql string) (string, error) {
+	rows, err := q(sql)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	var k string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&k, &n}, func() error { parts = append(parts, fmt.Sprintf("%s %d", k, n)); return nil })
+	return strings.Join(parts, ", "), err
+}
+
+// objectDocs streams the scope's custom objects in keyset pages (model calls are slow, so no
+// query stays open across them) and submits a technical doc per object.
+func (r *docRunner) objectDocs(ctx context.Context) error {
+	const page = 200
+	lastType, lastName := "", ""
+	for {
+		rows, err := r.db.Query(ctx, `SELECT o.object_type, o.object_name, o.package, o.description, o.data->'fields',
+				coalesce((SELECT left(c.data->>'source', $7) FROM workspace_sap_index c
+					WHERE c.connection_id = o.connection_id AND c.generation = o.generation AND c.phase = 'custom_code'
+						AND c.object_type = o.object_type AND c.object_name = o.object_name ORDER BY c.item_key LIMIT 1), ''),
+				coalesce((SELECT length(c.data->>'source') FROM workspace_sap_index c
+					WHERE c.connection_id = o.connection_id AND c.generation = o.generation AND c.phase = 'custom_code'
+						AND c.object_type = o.object_type AND c.object_name = o.object_name ORDER BY c.item_key LIMIT 1), 0),
+				coalesce((SELECT jsonb_agg(jsonb_build_array(x.data->>'kind', x.data->>'to_type', x.data->>'to', x.data->>'usage'))
+					FROM (SELECT r.data FROM workspace_sap_index r WHERE r.connection_id = o.connection_id AND r.generation = o.generation
+						AND r.phase = 'relationships' AND r.object_type = o.object_type AND r.object_name = o.object_name
+						ORDER BY r.item_key LIMIT $8) x), '[]'),
+				coalesce(a.level, ''),
+				coalesce((SELECT jsonb_agg(f) FROM (SELECT f FROM jsonb_array_elements(a.findings) f LIMIT $9) s), '[]'),
+				d.input_hash
+			FROM workspace_sap_index o
+			LEFT JOIN clean_core_analysis a ON a.connection_id = o.connection_id AND a.generation = o.generation
+				AND a.object_type = o.object_type AND a.object_name = o.object_name
+			LEFT JOIN sap_generated_docs d ON d.connection_id = o.connection_id AND d.kind = 'object'
+				AND d.subject = o.object_type || ' ' || o.object_name
+			WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
+			changedFilter("o")+` AND (o.object_type, o.object_name) > ($5, $6)
+			ORDER BY o.object_type, o.object_name LIMIT $10`,
+			r.s.args(lastType, lastName, r.opts.SourceExcerptChars, objMaxRels, objMaxFindings, page)...)
+		if err != nil {
+			return fmt.Errorf("read objects for docs: %w", err)
+		}
+		var jobs []docJob
+		var typ, name, pkg, desc, source, level string
+		var fields, rels, findings, old []byte
+		var sourceLen int
+		_, err = pgx.ForEachRow(rows, []any{&typ, &name, &pkg, &desc, &fields, &source, &sourceLen, &rels, &level, &findings, &old}, func() error {
+			jobs = append(jobs, objectJob(typ, name, pkg, desc, parseFields(fields), source, sourceLen, rels, level, findings, old))
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read objects for docs: %w", err)
+		}
+		for _, j := range jobs {
+			if err := r.submit(ctx, j); err != nil {
+				return err
+			}
+		}
+		if len(jobs) < page {
+			return nil
+		}
+		lastType, lastName, _ = strings.Cut(jobs[len(jobs)-1].subject, " ")
+	}
+}
+
+func objectJob(typ, name, pkg, desc string, fields []erField, source string, sourceLen int, relsJSON []byte,
+	level string, findingsJSON, old []byte) docJob {
+	var in strings.Builder
+	fmt.Fprintf(&in, "Object: %s %s\nPackage: %s\n", typ, name, pkg)
+	if desc != "" {
+		fmt.Fprintf(&in, "Description: %s\n", oneLine(desc, 300))
+	}
+	if level != "" {
+		fmt.Fprintf(&in, "Clean Core level: %s\n", level)
+	}
+	var findings []Finding
+	_ = json.Unmarshal(findingsJSON, &findings)
+	if len(findings) > 0 {
+		in.WriteString("\nSAP usages behind the level (worst first):\n")
+		for _, f := range findings {
+			fmt.Fprintf(&in, "- %s %s %s: level %s, %s", f.Kind, f.Type, f.Name, f.Level, f.Why)
+			if len(f.Successors) > 0 {
+				fmt.Fprintf(&in, " (successor %s %s)", f.Successors[0].Type, f.Successors[0].Name)
+			}
+			in.WriteString("\n")
+		}
+	}
+	var rels [][]*string
+	_ = json.Unmarshal(relsJSON, &rels)
+	if len(rels) > 0 {
+		in.WriteString("\nRelationships:\n")
+		for _, rel := range rels {
+			parts := make([]string, 0, 4)
+			for _, p := range rel {
+				if p != nil && *p != "" {
+					parts = append(parts, *p)
+				}
+			}
+			fmt.Fprintf(&in, "- %s\n", strings.Join(parts, " "))
+		}
+	}
+	if len(fields) > 0 {
+		in.WriteString("\nFields:\n")
+		for i, f := range fields {
+			if i == 40 {
+				break
+			}
+			key := ""
+			if f.Key {
+				key = " key"
+			}
+			fmt.Fprintf(&in, "- %s %s%s %s\n", f.Name, f.Type, key, oneLine(f.Desc, 80))
+		}
+	}
+	facts := "## Index facts\n\n" + in.String()
+	if source != "" {
+		more := ""
+		if sourceLen > len([]rune(source)) {
+			more = fmt.Sprintf(" (first %d of %d characters)", len([]rune(source)), sourceLen)
+		}
+		fmt.Fprintf(&in, "\nSource%s:\n```abap\n%s\n```\n", more, redactSecrets(source))
+	}
+	return docJob{kind: DocObject, subject: typ + " " + name, title: typ + " " + name, system: systemPrompt,
+		user: "Write the technical documentation of this ABAP object: what it does, its inputs and outputs, " +
+			"the SAP objects it depends on, and its Clean Core findings with their successors.\n\n" + in.String(),
+		markdown: facts, oldHash: old}
+}
+
+// Business processes custom code takes part in, recognised by the SAP tables and APIs it
+// uses. A process doc groups the packages and objects that touch it.
+var processes = []struct {
+	id, title string
+	names     []string // SAP tables and function modules
+	prefixes  []string // function module prefixes
+}{
+	{"order_to_cash", "Order to cash", []string{"VBAK", "VBAP", "VBEP", "VBUK", "VBUP", "LIKP", "LIPS", "VBRK", "VBRP", "KONV", "KNVV", "TVKO", "TVTW", "PRCD_ELEMENTS"},
+		[]string{"BAPI_SALESORDER_", "SD_", "BAPI_BILLINGDOC_", "BAPI_OUTB_DELIVERY_"}},
+	{"procure_to_pay", "Procure to pay", []string{"EKKO", "EKPO", "EKET", "EBAN", "LFA1", "LFB1", "LFM1", "RBKP", "RSEG"},
+		[]string{"BAPI_PO_", "BAPI_PR_", "BAPI_INCOMINGINVOICE_", "ME_"}},
+	{"record_to_report", "Record to report", []string{"BKPF", "BSEG", "ACDOCA", "SKA1", "SKAT", "SKB1", "CSKS", "CEPC", "FAGLFLEXA", "BSID", "BSIK", "BSAD", "BSAK", "T001"},
+		[]string{"BAPI_ACC_", "FI_", "BAPI_GL_"}},
+	{"plan_to_inventory", "Plan to inventory (materials and stock)", []string{"MARA", "MAKT", "MARC", "MARD", "MBEW", "MVKE", "MKPF", "MSEG", "MATDOC", "T001W", "T001L"},
+		[]string{"BAPI_MATERIAL_", "BAPI_GOODSMVT_"}},
+	{"customer_master", "Customer and business partner master data", []string{"KNA1", "KNB1", "ADRC", "BUT000", "BUT020"},
+		[]string{"BAPI_CUSTOMER_", "BAPI_BUPA_"}},
+}
+
+func processOf(name string) int {
+	name = strings.ToUpper(name)
+	for i, p := range processes {
+		for _, n := range p.names {
+			if n == name {
+				return i
+			}
+		}
+		for _, pre := range p.prefixes {
+			if strings.HasPrefix(name, pre) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+type processFacts struct {
+	objects   int64
+	pkgs      map[string]int64
+	touched   map[string][2]int64 // SAP object -> reads/calls, writes
+	listed    []string
+	lastObj   string
+	lastLines []string
+}
+
+// processDocs streams the relationships of custom objects to the processes' SAP objects
+// (ordered, so each object's rows are consecutive) and writes one doc per process touched.
+func (r *docRunner) processDocs(ctx context.Context) error {
+	var names, patterns []string
+	for _, p := range processes {
+		names = append(names, p.names...)
+		for _, pre := range p.prefixes {
+			patterns = append(patterns, strings.ReplaceAll(pre, "_", `\_`)+"%")
+		}
+	}
+	rows, err := r.db.Query(ctx, `SELECT o.package, o.object_type, o.object_name, upper(r.data->>'to'),
+			lower(coalesce(r.data->>'usage', '')), coalesce(r.data->>'kind', '')
+		FROM workspace_sap_index r
+		JOIN workspace_sap_index o ON o.connection_id = r.connection_id AND o.generation = r.generation
+			AND o.phase = 'custom_objects' AND o.object_type = r.object_type AND o.object_name = r.object_name
+		WHERE r.connection_id = $1 AND r.workspace_id = $2 AND r.generation = $3 AND r.phase = 'relationships'
+			AND (upper(r.data->>'to') = ANY($4) OR upper(r.data->>'to') LIKE ANY($5))
+		ORDER BY o.object_type, o.object_name, 4`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, names, patterns)
+	if err != nil {
+		return fmt.Errorf("read process usages: %w", err)
+	}
+	facts := make([]*processFacts, len(processes))
+	var pkg, typ, name, to, usage, kind string
+	seen := map[int]string{} // process -> last object counted
+	_, err = pgx.ForEachRow(rows, []any{&pkg, &typ, &name, &to, &usage, &kind}, func() error {
+		i := processOf(to)
+		if i < 0 {
+			return nil
+		}
+		f := facts[i]
+		if f == nil {
+			f = &processFacts{pkgs: map[string]int64{}, touched: map[string][2]int64{}}
+			facts[i] = f
+		}
+		obj := typ + " " + name
+		if seen[i] != obj {
+			seen[i] = obj
+			f.objects++
+			f.pkgs[pkg]++
+			if len(f.listed) < procMaxObjects {
+				f.listed = append(f.listed, fmt.Sprintf("%s (package %s):", obj, pkg))
+			}
+		}
+		c := f.touched[to]
+		write := usage == "write" || usage == "insert" || usage == "update" || usage == "modify" || usage == "delete"
+		if write {
+			c[1]++
+		} else {
+			c[0]++
+		}
+		f.touched[to] = c
+		if n := len(f.listed); n > 0 && strings.HasPrefix(f.listed[n-1], obj+" ") && f.objects <= procMaxObjects {
+			verb := "uses"
+			if write {
+				verb = "writes"
+			}
+			f.listed[n-1] += " " + verb + " " + to + ";"
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read process usages: %w", err)
+	}
+	for i, f := range facts {
+		if f == nil {
+			continue
+		}
+		p := processes[i]
+		r.mu.Lock()
+		r.processes = append(r.processes, p.id)
+		r.mu.Unlock()
+		var in strings.Builder
+		fmt.Fprintf(&in, "Business process: %s\nCustom objects taking part: %d\n", p.title, f.objects)
+		in.WriteString("\nSAP objects touched (uses, writes):\n")
+		for _, k := range sortedKeys(f.touched) {
+			c := f.touched[k]
+			fmt.Fprintf(&in, "- %s (%d, %d)\n", k, c[0], c[1])
+		}
+		in.WriteString("\nPackages (custom objects involved):\n")
+		pk := sortedKeys(f.pkgs)
+		sort.SliceStable(pk, func(a, b int) bool { return f.pkgs[pk[a]] > f.pkgs[pk[b]] })
+		for j, k := range pk {
+			if j == procMaxPkgs {
+				fmt.Fprintf(&in, "- … and %d more\n", len(pk)-j)
+				break
+			}
+			fmt.Fprintf(&in, "- %s (%d)\n", k, f.pkgs[k])
+		}
+		in.WriteString("\nObjects:\n")
+		for _, l := range f.listed {
+			fmt.Fprintf(&in, "- %s\n", strings.TrimSuffix(l, ";"))
+		}
+		old, err := r.oldHash(ctx, DocBusinessProcess, p.id)
+		if err != nil {
+			return err
+		}
+		if err := r.submit(ctx, docJob{kind: DocBusinessProcess, subject: p.id, title: "Business process: " + p.title,
+			system: systemPrompt,
+			user: "Describe how this SAP system's custom development takes part in the business process: the steps it " +
+				"supports, the packages involved, the SAP data it reads and writes, and the risks.\n\n" + in.String(),
+			markdown: "## Index facts\n\n" + in.String(), oldHash: old}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}
+
+// pruneDocs removes docs whose subject is gone: objects and packages no longer in the index,
+// ER diagrams not confirmed by a full run, processes no custom code touches any more.
+func pruneDocs(ctx context.Context, db DB, s Scope, processIDs []string) (int64, error) {
+	var removed int64
+	exec := func(sql string, args ...any) error {
+		tag, err := db.Exec(ctx, sql, args...)
+		removed += tag.RowsAffected()
+		return err
+	}
+	if processIDs == nil {
+		processIDs = []string{}
+	}
+	base := []any{s.ConnectionID, s.WorkspaceID, s.Generation}
+	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
+		AND d.kind = 'business_process' AND NOT (d.subject = ANY($3))`, s.ConnectionID, s.WorkspaceID, processIDs); err != nil {
+		return removed, fmt.Errorf("prune process docs: %w", err)
+	}
+	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
+		AND d.kind = 'object' AND NOT EXISTS (SELECT 1 FROM workspace_sap_index o WHERE o.connection_id = $1 AND o.generation = $3
+			AND o.phase = 'custom_objects' AND o.object_type || ' ' || o.object_name = d.subject)`, base...); err != nil {
+		return removed, fmt.Errorf("prune object docs: %w", err)
+	}
+	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
+		AND d.kind IN ('package', 'er_diagram') AND NOT EXISTS (SELECT 1 FROM workspace_sap_index o WHERE o.connection_id = $1
+			AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = d.subject)`, base...); err != nil {
+		return removed, fmt.Errorf("prune package docs: %w", err)
+	}
+	if !s.delta() {
+		// Diagrams need no model, so a full run confirms every one that still exists.
+		if err := exec(`DELETE FROM sap_generated_docs WHERE connection_id = $1 AND workspace_id = $2 AND generation < $3
+			AND kind = 'er_diagram'`, base...); err != nil {
+			return removed, fmt.Errorf("prune diagrams: %w", err)
+		}
+	}
+	return removed, nil
+}
+
+// IndexDocs makes the connection's generated docs searchable in the generation: one search
+// entry per doc (category "doc", object_type "DOC", object_name "<kind>:<subject>"), its
+// embedding kept while the doc's text is unchanged (EmbedEntries fills the rest), and the
+// entries of removed docs deleted. GenerateDocs calls it; it is idempotent.
+func IndexDocs(ctx context.Context, db DB, s Scope) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	tag, err := db.Exec(ctx, `INSERT INTO sap_search_entries AS e
+			(connection_id, workspace_id, generation, category, object_type, object_name, custom, package, title, body, content_hash)
+		SELECT d.connection_id, d.workspace_id, $3, 'doc', 'DOC', d.kind || ':' || d.subject, true,
+			CASE WHEN d.kind IN ('package', 'er_diagram') THEN d.subject ELSE '' END, d.title, d.markdown, sha256(convert_to(d.markdown, 'UTF8'))
+		FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
+		ON CONFLICT (connection_id, generation, object_type, object_name) DO UPDATE
+		SET title = EXCLUDED.title, body = EXCLUDED.body, package = EXCLUDED.package, content_hash = EXCLUDED.content_hash,
+			embedding = CASE WHEN e.content_hash = EXCLUDED.content_hash THEN e.embedding END
+		WHERE e.content_hash <> EXCLUDED.content_hash OR e.title <> EXCLUDED.title`,
+		s.ConnectionID, s.WorkspaceID, s.Generation)
+	if err != nil {
+		return 0, fmt.Errorf("index docs: %w", err)
+	}
+	if _, err := db.Exec(ctx, `DELETE FROM sap_search_entries e WHERE e.connection_id = $1 AND e.workspace_id = $2
+		AND e.generation = $3 AND e.object_type = 'DOC' AND NOT EXISTS (SELECT 1 FROM sap_generated_docs d
+			WHERE d.connection_id = $1 AND d.kind || ':' || d.subject = e.object_name)`, s.ConnectionID, s.WorkspaceID, s.Generation); err != nil {
+		return 0, fmt.Errorf("remove entries of removed docs: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

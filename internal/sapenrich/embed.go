@@ -1,0 +1,266 @@
+package sapenrich
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sapagent/sapagent/internal/sapindex"
+)
+
+// TextEmbedder turns texts into vectors, one request per call (*llm.Embedder is one).
+type TextEmbedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// EmbedOptions tune EmbedEntries.
+type EmbedOptions struct {
+	Embedder TextEmbedder // required
+	// BatchSize is the number of texts per embeddings request (default 128; OpenAI accepts
+	// up to 2,048 inputs per request, local servers often far fewer).
+	BatchSize int
+	// Concurrency is the number of requests in flight (default 2).
+	Concurrency int
+	// MaxTextChars caps each embedded text (default 2,000 characters: name, title and the
+	// start of the body carry what search needs, and it stays under every model's input limit).
+	MaxTextChars int
+}
+
+// EmbedResult counts the entries EmbedEntries filled.
+type EmbedResult struct {
+	Copied   int64 `json:"copied"`   // from another generation's entry with the same content hash
+	Embedded int64 `json:"embedded"` // through the embeddings endpoint
+	Requests int64 `json:"requests"`
+}
+
+// copyChunk is how many entries one copy statement looks at.
+const copyChunk = 5000
+
+// EmbedEntries fills the embedding of every search entry of the generation that has none:
+// first from other generations' entries with the same (object_type, object_name,
+// content_hash) and an embedding of the model's dimension (the cache by content hash), then
+// through the embeddings endpoint in batches. Only NULL embeddings are written, so a retry
+// resumes where the last attempt stopped. Scope.RunID is not needed: a delta's new or
+// changed entries are exactly the ones without an embedding.
+func EmbedEntries(ctx context.Context, db DB, s Scope, opts EmbedOptions, progress Progress) (EmbedResult, error) {
+	var res EmbedResult
+	if err := s.check(); err != nil {
+		return res, err
+	}
+	if opts.Embedder == nil {
+		return res, errors.New("sapenrich: an embedder is required")
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 128
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 2
+	}
+	if opts.MaxTextChars <= 0 {
+		opts.MaxTextChars = 2000
+	}
+	var total int64
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM sap_search_entries
+		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL`,
+		s.ConnectionID, s.WorkspaceID, s.Generation).Scan(&total); err != nil {
+		return res, fmt.Errorf("count entries to embed: %w", err)
+	}
+	report(progress, 0, total)
+	if total == 0 {
+		return res, nil
+	}
+	// The model's dimension: a cached vector of another dimension came from another model.
+	probe, err := opts.Embedder.Embed(ctx, []string{"SAP"})
+	if err != nil {
+		return res, fmt.Errorf("embeddings endpoint: %w", err)
+	}
+	res.Requests++
+	if len(probe) != 1 || len(probe[0]) == 0 {
+		return res, errors.New("embeddings endpoint returned no vector")
+	}
+	if res.Copied, err = copyEmbeddings(ctx, db, s, len(probe[0]), func(n int64) { report(progress, n, total) }); err != nil {
+		return res, err
+	}
+	report(progress, res.Copied, total)
+	if err := embedMissing(ctx, db, s, opts, &res, func() { report(progress, res.Copied+res.Embedded, total) }); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// copyEmbeddings reuses embeddings of identical entries in other generations, a chunk of
+// entries per statement so no statement holds a landscape's worth of row locks.
+func copyEmbeddings(ctx context.Context, db DB, s Scope, dim int, progress func(int64)) (int64, error) {
+	rows, err := db.Query(ctx, `WITH RECURSIVE g AS (
+			SELECT min(generation) AS gen FROM sap_search_entries WHERE connection_id = $1
+			UNION ALL
+			SELECT (SELECT min(generation) FROM sap_search_entries WHERE connection_id = $1 AND generation > g.gen)
+			FROM g WHERE g.gen IS NOT NULL)
+		SELECT gen FROM g WHERE gen IS NOT NULL AND gen <> $2 ORDER BY gen DESC`, s.ConnectionID, s.Generation)
+	if err != nil {
+		return 0, fmt.Errorf("list generations: %w", err)
+	}
+	gens, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(gens) == 0 {
+		return 0, err
+	}
+	var copied int64
+	lastType, lastName := "", ""
+	for {
+		var n, seen int64
+		var typ, name string
+		err := db.QueryRow(ctx, `WITH batch AS (
+				SELECT object_type, object_name, content_hash FROM sap_search_entries
+				WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL
+					AND (object_type, object_name) > ($4, $5)
+				ORDER BY object_type, object_name LIMIT $6),
+			upd AS (
+				UPDATE sap_search_entries e SET embedding = src.embedding
+				FROM batch b CROSS JOIN LATERAL (
+					SELECT o.embedding FROM sap_search_entries o
+					WHERE o.connection_id = $1 AND o.generation = ANY($7::bigint[]) AND o.object_type = b.object_type
+						AND o.object_name = b.object_name AND o.content_hash = b.content_hash
+						AND o.embedding IS NOT NULL AND length(o.embedding) = $8
+					ORDER BY o.generation DESC LIMIT 1) src
+				WHERE e.connection_id = $1 AND e.generation = $3 AND e.object_type = b.object_type
+					AND e.object_name = b.object_name AND e.embedding IS NULL
+				RETURNING 1),
+			last AS (SELECT object_type, object_name FROM batch ORDER BY object_type DESC, object_name DESC LIMIT 1)
+			SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM batch), coalesce(l.object_type, ''), coalesce(l.object_name, '')
+			FROM (SELECT 1) one LEFT JOIN last l ON true`,
+			s.ConnectionID, s.WorkspaceID, s.Generation, lastType, lastName, copyChunk, gens, dim).Scan(&n, &seen, &typ, &name)
+		if err != nil {
+			return copied, ctxErr(ctx, fmt.Errorf("copy cached embeddings: %w", err))
+		}
+		copied += n
+		progress(copied)
+		if seen < copyChunk {
+			return copied, nil
+		}
+		lastType, lastName = typ, name
+	}
+}
+
+type pendingEntry struct {
+	typ, name, text string
+}
+
+// embedMissing pages through the entries still without an embedding (keyset, so each page
+// is a short query) and embeds them with bounded concurrency.
+func embedMissing(ctx context.Context, db DB, s Scope, opts EmbedOptions, res *EmbedResult, progress func()) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	pages := make(chan []pendingEntry)
+	var wg sync.WaitGroup
+	var mu sync.Mutex // guards res and progress
+	for range opts.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for page := range pages {
+				texts := make([]string, len(page))
+				for i, e := range page {
+					texts[i] = e.text
+				}
+				vecs, err := opts.Embedder.Embed(ctx, texts)
+				if err != nil {
+					cancel(fmt.Errorf("embeddings endpoint: %w", err))
+					return
+				}
+				if err := storeEmbeddings(ctx, db, s, page, vecs); err != nil {
+					cancel(err)
+					return
+				}
+				mu.Lock()
+				res.Embedded += int64(len(page))
+				res.Requests++
+				progress()
+				mu.Unlock()
+			}
+		}()
+	}
+	readErr := func() error {
+		defer close(pages)
+		lastType, lastName := "", ""
+		for {
+			rows, err := db.Query(ctx, `SELECT object_type, object_name, title, left(body, $7) FROM sap_search_entries
+				WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL
+					AND (object_type, object_name) > ($4, $5)
+				ORDER BY object_type, object_name LIMIT $6`,
+				s.ConnectionID, s.WorkspaceID, s.Generation, lastType, lastName, opts.BatchSize, opts.MaxTextChars)
+			if err != nil {
+				return err
+			}
+			page := make([]pendingEntry, 0, opts.BatchSize)
+			var typ, name, title, body string
+			_, err = pgx.ForEachRow(rows, []any{&typ, &name, &title, &body}, func() error {
+				page = append(page, pendingEntry{typ: typ, name: name, text: EntryText(typ, name, title, body, opts.MaxTextChars)})
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if len(page) == 0 {
+				return nil
+			}
+			select {
+			case pages <- page:
+			case <-ctx.Done():
+				return nil
+			}
+			if len(page) < opts.BatchSize {
+				return nil
+			}
+			lastType, lastName = page[len(page)-1].typ, page[len(page)-1].name
+		}
+	}()
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil {
+		return cause
+	}
+	if readErr != nil {
+		return fmt.Errorf("read entries to embed: %w", readErr)
+	}
+	return nil
+}
+
+func storeEmbeddings(ctx context.Context, db DB, s Scope, page []pendingEntry, vecs [][]float32) error {
+	types, names, embs := make([]string, len(page)), make([]string, len(page)), make([][]byte, len(page))
+	for i, e := range page {
+		types[i], names[i], embs[i] = e.typ, e.name, sapindex.EncodeEmbedding(vecs[i])
+	}
+	_, err := db.Exec(ctx, `UPDATE sap_search_entries e SET embedding = t.emb
+		FROM unnest($4::text[], $5::text[], $6::bytea[]) AS t(typ, name, emb)
+		WHERE e.connection_id = $1 AND e.workspace_id = $2 AND e.generation = $3
+			AND e.object_type = t.typ AND e.object_name = t.name AND e.embedding IS NULL`,
+		s.ConnectionID, s.WorkspaceID, s.Generation, types, names, embs)
+	if err != nil {
+		return fmt.Errorf("store embeddings: %w", err)
+	}
+	return nil
+}
+
+// EntryText is what is embedded for a search entry: its name and type, title and the start
+// of its body, at most max bytes (cut at a character boundary). Search embeds its queries
+// against these.
+func EntryText(objectType, objectName, title, body string, max int) string {
+	t := objectName + " (" + objectType + ")"
+	if title != "" {
+		t += ": " + title
+	}
+	if body != "" {
+		t += "\n" + body
+	}
+	if len(t) <= max {
+		return t
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut]
+}
