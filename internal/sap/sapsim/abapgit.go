@@ -90,8 +90,12 @@ func (s *System) LoadABAPGit(dir string) error {
 		if o.Type == "FUNC" {
 			s.funcs[o.Name] = &function{iface: sapFunctionInterface(o), run: customFunction(o.Name)}
 		}
-		s.logChange(o.Type, o.Name, "created", "ABAPGIT")
+		o.Seq = s.logChange(o.Type, o.Name, "created", "ABAPGIT")
 	}
+	for _, o := range objs {
+		s.prepare(o)
+	}
+	s.rebuildKeys()
 	return nil
 }
 
