@@ -574,4 +574,3 @@ func (s *System) searchObjects(req sap.SearchObjectsRequest) sap.SearchObjectsRe
 	}
 	return res
 }
-
