@@ -271,9 +271,9 @@ func (g *generator) shape(i int) int {
 	return s
 }
 
-// custom derives generated custom object i at a version (0: as generated; TouchCustomObjects
+// customObject derives generated custom object i at a version (0: as generated; TouchCustomObjects
 // raises it). Its refs are what abapref extracts from its source, as for any other object.
-func (g *generator) customObject(i, version int) *object {
+func (g *generator) customObject(i, version int, withSource bool) *object {
 	a := areas[i%len(areas)]
 	typ := g.customType(i)
 	name := g.customName(i)
@@ -288,7 +288,7 @@ func (g *generator) customObject(i, version int) *object {
 	if typ == "FUNC" {
 		o.Group = "Z" + a.code + "_" + strings.ToUpper(noun)
 	}
-	if typ != "TABL" {
+	if typ != "TABL" && withSource {
 		o.Source = g.source(i, version, o)
 	}
 	return o
@@ -414,7 +414,7 @@ func (g *generator) relCount(i int) int {
 	if ok {
 		return n
 	}
-	o := g.customObject(i, 0)
+	o := g.customObject(i, 0, true)
 	n = len(abapref.Extract(o.Type, o.Source))
 	g.mu.Lock()
 	g.counts[sh] = n

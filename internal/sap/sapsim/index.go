@@ -2,6 +2,7 @@ package sapsim
 
 import (
 	"encoding/base64"
+	"hash/crc32"
 	"fmt"
 	"net/http"
 	"sort"
@@ -32,16 +33,23 @@ type position struct {
 	sub int    // items of this object already served
 }
 
+// encode makes the opaque cursor: the position and a checksum, so a cursor that was cut or
+// edited is refused rather than silently resuming somewhere else.
 func (p position) encode() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%c|%d|%d|%s", p.sec, p.idx, p.sub, p.key)))
+	text := fmt.Sprintf("%c|%d|%d|%s", p.sec, p.idx, p.sub, p.key)
+	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%08x%s", crc32.ChecksumIEEE([]byte(text)), text)))
 }
 
 func decodePosition(c string) (position, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
+	if err != nil || len(raw) < 8 {
 		return position{}, false
 	}
-	parts := strings.SplitN(string(raw), "|", 4)
+	text := string(raw[8:])
+	if fmt.Sprintf("%08x", crc32.ChecksumIEEE([]byte(text))) != string(raw[:8]) {
+		return position{}, false
+	}
+	parts := strings.SplitN(text, "|", 4)
 	if len(parts) != 4 || len(parts[0]) != 1 || !strings.Contains("mgnstd", parts[0]) {
 		return position{}, false
 	}
@@ -144,7 +152,7 @@ func (s *System) walk(endpoint, secs string, from position, fn func([]map[string
 				i = from.idx
 			}
 			for ; i < s.gen.custom; i++ {
-				o, ok := s.genCustom(i)
+				o, ok := s.genCustom(i, endpoint != sap.EndpointIndexCustomObjects)
 				if !ok {
 					continue
 				}
@@ -230,7 +238,7 @@ func (s *System) deltaItems(endpoint string, c sap.Change) []map[string]any {
 	}
 	if i, ok := s.gen.customIndex(c.ObjectType, c.ObjectName); ok {
 		if ch := s.genChanged[i]; ch.seq == c.Seq && !ch.deleted && !ch.shadowed {
-			o, _ := s.genCustom(i)
+			o, _ := s.genCustom(i, endpoint != sap.EndpointIndexCustomObjects)
 			return s.objectItems(endpoint, o)
 		}
 	}
@@ -442,12 +450,12 @@ func isCustomName(name string) bool {
 
 // genCustom is generated custom object i as the system has it now (false: deleted, or
 // replaced by an activated object of the same name). Callers hold s.mu.
-func (s *System) genCustom(i int) (*object, bool) {
+func (s *System) genCustom(i int, withSource bool) (*object, bool) {
 	ch, changed := s.genChanged[i]
 	if changed && (ch.deleted || ch.shadowed) {
 		return nil, false
 	}
-	o := s.gen.customObject(i, ch.version)
+	o := s.gen.customObject(i, ch.version, withSource)
 	if changed {
 		o.Seq = ch.seq
 	}
@@ -460,7 +468,7 @@ func (s *System) generatedObject(typ, name string) (*object, bool) {
 	if !ok {
 		return nil, false
 	}
-	return s.genCustom(i)
+	return s.genCustom(i, true)
 }
 
 func (s *System) whereUsed(req sap.WhereUsedRequest) sap.WhereUsedResponse {
@@ -507,7 +515,7 @@ func (s *System) whereUsed(req sap.WhereUsedRequest) sap.WhereUsedResponse {
 	}
 	if from, to, ok := s.gen.users(want, name); ok {
 		for i := from; i < to; i++ {
-			if o, ok := s.genCustom(i); ok && !add(o) {
+			if o, ok := s.genCustom(i, true); ok && !add(o) {
 				return res
 			}
 		}
