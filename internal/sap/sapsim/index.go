@@ -2,8 +2,8 @@ package sapsim
 
 import (
 	"encoding/base64"
-	"hash/crc32"
 	"fmt"
+	"hash/crc32"
 	"net/http"
 	"sort"
 	"strconv"
