@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sapagent/sapagent/internal/abapref"
 	"github.com/sapagent/sapagent/internal/sap"
 )
 
@@ -26,10 +25,7 @@ var activatable = map[string]bool{"PROG": true, "CLAS": true, "INTF": true, "FUN
 // prepare extracts what a loaded object uses (the where-used index a real system updates on
 // activation) and marks the catalog stale. Callers hold s.mu for writing.
 func (s *System) prepare(o *object) {
-	o.refs = nil
-	if o.Source != "" {
-		o.refs = abapref.Extract(o.Type, o.Source)
-	}
+	o.refs = extractRefs(o)
 	o.relCount = len(s.relationships(o))
 	s.objVersion++
 }

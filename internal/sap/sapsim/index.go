@@ -404,7 +404,7 @@ func (s *System) relationships(o *object) []map[string]any {
 	case "cds_extension":
 		add("DDLS", "extends", "extend")
 	case "enhancement":
-		add("ENHS", "extends", "enhancement")
+		add("PROG", "extends", "enhancement")
 	}
 	return out
 }
@@ -422,6 +422,9 @@ func (s *System) resolveType(typ, name string) string {
 		return "TABL"
 	}
 	if _, ok := s.objects["DTEL/"+name]; ok {
+		return "DTEL"
+	}
+	if _, ok := s.dtels[name]; ok {
 		return "DTEL"
 	}
 	if _, ok := dataElements[name]; ok {

@@ -69,7 +69,7 @@ func NewLandscape(opts Options) *Landscape {
 		{"S4H", "S4HANA", S4HConnectorKey, "SAP S/4HANA 2023 FPS02", "758", "s4hprd01"},
 	} {
 		s := &System{opts: opts, faults: faults, faultMu: &sync.Mutex{}, key: def.key, sessions: map[string]*session{}, memo: newMemo(),
-			gen: newGenerator(opts.GeneratedObjects), genChanged: map[int]genChange{}, stdSeq: map[string]int64{}}
+			gen: newGenerator(opts.GeneratedObjects), genChanged: map[int]genChange{}, stdSeq: map[string]int64{}, dtels: map[string]dataElement{}}
 		s.info = sap.SystemInfo{SystemID: def.sid, SystemType: def.typ, Release: def.release, BasisRel: def.basis, Client: client,
 			Host: def.host, Database: "HDB", Unicode: true, Components: components(def.typ)}
 		if def.typ == "ECC" {
@@ -120,13 +120,14 @@ type System struct {
 	sessions map[string]*session
 	memo     *memo // keyed writes already run (idempotency.go)
 
-	gen        *generator        // the generated landscape (generate.go)
-	genChanged map[int]genChange // generated custom objects changed since generation
-	matKeys    []string          // keys of objects, sorted: the index phases' order
-	touchNext  int               // TouchCustomObjects' rotation
-	stdSeq     map[string]int64  // TYPE/NAME of changed standard objects -> latest seq
-	cdNext     int               // last change-document number (CDHDR-CHANGENR)
-	objVersion int               // raised whenever custom objects change (catalog staleness)
+	gen        *generator             // the generated landscape (generate.go)
+	genChanged map[int]genChange      // generated custom objects changed since generation
+	matKeys    []string               // keys of objects, sorted: the index phases' order
+	touchNext  int                    // TouchCustomObjects' rotation
+	stdSeq     map[string]int64       // TYPE/NAME of changed standard objects -> latest seq
+	cdNext     int                    // last change-document number (CDHDR-CHANGENR)
+	dtels      map[string]dataElement // data elements loaded from abapGit
+	objVersion int                    // raised whenever custom objects change (catalog staleness)
 	catMu      sync.Mutex
 	cat        *catalogSnapshot
 }

@@ -25,7 +25,10 @@ type object struct {
 	Implements  string // BAdI or enhancement spot an ENHO implements
 	Kind        string // enhancement kind: badi, user_exit, append, key_user_field, cds_extension
 
+	Exceptions []string // of a function module
+
 	Seq       int64         // change-log seq of the last change (0: older than the log)
+	extraRefs []abapref.Ref // references its XML names (an enhancement's implementing class)
 	refs      []abapref.Ref // what the object uses (WBCROSSGT), extracted on load/activation
 	relCount  int           // number of its relationship items
 	generated bool          // derived by the landscape generator from genIndex
