@@ -384,7 +384,7 @@ func (s *System) relationships(o *object) []map[string]any {
 	for _, r := range refs {
 		typ := s.resolveType(r.Type, r.Name)
 		key := typ + "/" + r.Name + "/" + string(r.Kind)
-		if seen[key] || r.Name == o.Name {
+		if seen[key] || (r.Name == o.Name && typ == o.Type) { // a DCLS or DDLX names its view: that is no self-reference
 			continue
 		}
 		seen[key] = true
@@ -488,7 +488,7 @@ func (s *System) whereUsed(req sap.WhereUsedRequest) sap.WhereUsedResponse {
 	add := func(o *object) bool {
 		var lines []string
 		for _, r := range s.refsOf(o) {
-			if r.Name != name || r.Name == o.Name {
+			if r.Name != name || (r.Name == o.Name && r.Type == o.Type) {
 				continue
 			}
 			if want != "" && r.Type != "TYPE" && !strings.EqualFold(s.resolveType(r.Type, r.Name), want) {

@@ -472,3 +472,118 @@ func TestGeneratedMemory(t *testing.T) {
 		runtime.KeepAlive(land)
 	}
 }
+
+func TestABAPGitRepositoryAsSAPKeepsIt(t *testing.T) {
+	s := ecc(t)
+	require.NoError(t, s.LoadABAPGit("testdata/abapgit"))
+	schema, err := call[sap.TableSchema](t, s, sap.EndpointTableSchema, eccKey, sap.TableSchemaRequest{Table: "ZCREDIT_EXPOSURE"})
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, f := range schema.Fields {
+		got[f.Name] = fmt.Sprintf("%s %s %d.%d key=%v %s", f.DataElement, f.Type, f.Length, f.Decimals, f.Key, f.Domain)
+	}
+	assert.Equal(t, map[string]string{
+		"MANDT":      "MANDT CLNT 3.0 key=true MANDT",
+		"KUNNR":      "KUNNR CHAR 10.0 key=true KUNNR",
+		"EXPOSURE":   "ZD_CREDIT_AMOUNT CURR 15.2 key=false ZDO_AMOUNT", // from the .INCLUDE structure, typed by data element and domain
+		"CURRENCY":   "WAERS CUKY 5.0 key=false WAERS",
+		"RISK_CLASS": "ZD_RISK_CLASS CHAR 1.0 key=false ZDO_RISK",
+		"CASE_ID":    "ZD_CASE_ID NUMC 10.0 key=false ZD_CASE_ID",
+	}, got)
+	assert.Equal(t, []string{"MANDT", "KUNNR", "EXPOSURE", "CURRENCY", "RISK_CLASS", "CASE_ID"}, func() []string {
+		var names []string
+		for _, f := range schema.Fields {
+			names = append(names, f.Name)
+		}
+		return names
+	}(), "included fields sit where the .INCLUDE line is")
+	_, err = call[sap.WriteTableResponse](t, s, sap.EndpointWriteTable, Credentials{ConnectorKey: ECCConnectorKey, User: "DEVELOPER", Password: DefaultUsers()["DEVELOPER"]},
+		sap.WriteTableRequest{Table: "ZCREDIT_EXPOSURE", Mode: "insert", Rows: []map[string]string{{"KUNNR": "0000100001", "EXPOSURE": "1234.50", "CURRENCY": "EUR", "RISK_CLASS": "A", "CASE_ID": "0000000001"}}})
+	require.NoError(t, err)
+	_, err = call[sap.TableSchema](t, s, sap.EndpointTableSchema, eccKey, sap.TableSchemaRequest{Table: "ZCREDIT_S_AMOUNTS"})
+	assert.Equal(t, sap.ErrNotFound, sapCode(t, err), "a structure is no database table")
+	kna1, err := call[sap.TableSchema](t, s, sap.EndpointTableSchema, eccKey, sap.TableSchemaRequest{Table: "KNA1"})
+	require.NoError(t, err)
+	last := kna1.Fields[len(kna1.Fields)-1]
+	assert.Equal(t, "ZZ_CREDIT_GROUP CHAR 1 true", fmt.Sprint(last.Name, " ", last.Type, " ", last.Length, " ", last.Appended), "the append structure's field joins KNA1")
+
+	fi, err := call[sap.FunctionInterface](t, s, sap.EndpointFunctionInterface, eccKey, sap.FunctionInterfaceRequest{Function: "Z_CREDIT_CHECK"})
+	require.NoError(t, err)
+	assert.Equal(t, "Check a customer against the credit limit", fi.Description)
+	var params []string
+	for _, p := range fi.Parameters {
+		params = append(params, fmt.Sprint(p.Kind, " ", p.Name, " ", p.Type, " ", p.Optional, " ", p.Description))
+	}
+	assert.Equal(t, []string{"import IV_KUNNR KUNNR false Customer number", "import IV_AMOUNT ZD_CREDIT_AMOUNT true Amount of the new order",
+		"export EV_OK ABAP_BOOL true Within the limit", "tables ET_RETURN BAPIRET2 true Messages"}, params)
+	assert.Equal(t, []string{"CUSTOMER_NOT_FOUND"}, fi.Exceptions)
+
+	objs, _ := pageAll(t, s, sap.EndpointIndexCustomObjects, sap.IndexRequest{Limit: 1000})
+	types := map[string]string{}
+	for _, o := range objs {
+		types[o["name"].(string)+"/"+o["type"].(string)] = o["type"].(string) + " " + o["description"].(string)
+	}
+	for name, want := range map[string]string{
+		"ZDO_AMOUNT": "DOMA Amount in document currency", "ZD_CREDIT_AMOUNT": "DTEL Credit exposure amount", "ZCREDIT_S_AMOUNTS": "TABL Credit amounts (structure)",
+		"ZAKNA1_CREDIT": "TABL Append to KNA1: credit group", "ZFG_CREDIT": "FUGR Credit checks", "ZCL_CREDIT_SERVICE": "CLAS Credit exposure per customer",
+		"ZI_CREDIT_CASE": "DDLS Credit case", "ZC_CREDIT_CASE": "DDLX ZC_CREDIT_CASE", "ZUI_CREDIT_CASE": "SRVD Credit cases (UI service)",
+		"ZEI_CREDIT_BADI": "ENHO Block sales orders over the credit limit", "ZEI_MV45A_CREDIT": "ENHO Credit group into the order header",
+		"ZIMP_ME_PO_CREDIT": "SXCI Vendor credit check on purchase orders", "ZSDCRED": "CMOD Credit checks in sales (customer exits)",
+	} {
+		assert.Equal(t, want, types[name+"/"+strings.Fields(want)[0]], name)
+	}
+
+	rels, _ := pageAll(t, s, sap.EndpointIndexRelationships, sap.IndexRequest{Limit: 1000})
+	edges := map[string]bool{}
+	for _, r := range rels {
+		edges[fmt.Sprint(r["from_type"], " ", r["from"], " ", r["usage"], " ", r["to_type"], " ", r["to"])] = true
+	}
+	for _, want := range []string{
+		"CLAS ZCL_CREDIT_SERVICE read TABL BSEG", // from the local class in locals_imp
+		"CLAS ZCL_CREDIT_SERVICE read TABL BKPF",
+		"CLAS ZCL_CREDIT_SERVICE write TABL ZCREDIT_EXPOSURE",
+		"CLAS ZCL_CREDIT_SERVICE type TABL BSEG",                       // locals_def
+		"CLAS ZCL_CREDIT_SERVICE call CLAS CL_OSQL_TEST_ENVIRONMENT",   // testclasses
+		"FUGR ZFG_CREDIT type TABL ZCREDIT_EXPOSURE",                   // the TOP include
+		"FUGR ZFG_CREDIT type TABL KNA1",                               // TABLES kna1
+		"BDEF ZI_CREDIT_CASE implement CLAS ZBP_I_CREDIT_CASE",         // behavior pool
+		"BDEF ZI_CREDIT_CASE write TABL ZCREDIT_EXPOSURE",              // persistent table
+		"CLAS ZBP_I_CREDIT_CASE write BDEF ZI_CREDIT_CASE",             // MODIFY ENTITIES
+		"SRVD ZUI_CREDIT_CASE expose DDLS ZC_CREDIT_CASE",              // service definition
+		"DDLS ZI_CREDIT_CASE read TABL ZCREDIT_EXPOSURE",               // CDS select from
+		"DDLS ZI_CREDIT_CASE association DDLS I_CUSTOMER",              // association
+		"DDLS ZC_CREDIT_CASE read DDLS ZI_CREDIT_CASE",                 // projection
+		"DDLX ZC_CREDIT_CASE annotate DDLS ZC_CREDIT_CASE",             // metadata extension
+		"DCLS ZI_CREDIT_CASE read DDLS ZI_CREDIT_CASE",                 // access control
+		"ENHO ZEI_CREDIT_BADI implement BADI BADI_SD_SALES",            // BAdI implementation
+		"ENHO ZEI_CREDIT_BADI implement CLAS ZCL_IM_CREDIT_BADI",       // its class
+		"ENHO ZEI_MV45A_CREDIT read TABL KNA1",                         // hook source
+		"ENHO ZEI_MV45A_CREDIT enhancement PROG SAPMV45A",              // the enhanced program
+		"SXCI ZIMP_ME_PO_CREDIT implement BADI ME_PROCESS_PO_CUST",     // classic BAdI
+		"CMOD ZSDCRED enhancement SMOD V45A0002",                       // customer exit
+		"TABL ZAKNA1_CREDIT extend TABL KNA1",                          // append
+		"CLAS ZCL_IM_CREDIT_BADI call FUNC Z_CREDIT_CHECK",
+	} {
+		assert.True(t, edges[want], "missing %q", want)
+	}
+	for e := range edges {
+		assert.NotContains(t, e, "LCL_OPEN_ITEMS", "local classes are no references")
+	}
+	enh, _ := pageAll(t, s, sap.EndpointIndexEnhancements, sap.IndexRequest{})
+	kinds := map[string]string{}
+	for _, e := range enh {
+		kinds[e["name"].(string)] = e["kind"].(string) + " " + e["enhances"].(string)
+	}
+	assert.Equal(t, "badi BADI_SD_SALES", kinds["ZEI_CREDIT_BADI"])
+	assert.Equal(t, "enhancement SAPMV45A", kinds["ZEI_MV45A_CREDIT"])
+	assert.Equal(t, "badi ME_PROCESS_PO_CUST", kinds["ZIMP_ME_PO_CREDIT"])
+	assert.Equal(t, "user_exit V45A0002", kinds["ZSDCRED"])
+	assert.Equal(t, "append KNA1", kinds["ZAKNA1_CREDIT"])
+	wu, err := call[sap.WhereUsedResponse](t, s, sap.EndpointWhereUsed, eccKey, sap.WhereUsedRequest{Name: "ZCREDIT_EXPOSURE"})
+	require.NoError(t, err)
+	users := map[string]bool{}
+	for _, u := range wu.Usages {
+		users[u.Name] = true
+	}
+	assert.True(t, users["ZCL_CREDIT_SERVICE"] && users["ZI_CREDIT_CASE"] && users["ZFG_CREDIT"], "%v", users)
+}
