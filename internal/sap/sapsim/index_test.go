@@ -542,26 +542,26 @@ func TestABAPGitRepositoryAsSAPKeepsIt(t *testing.T) {
 		"CLAS ZCL_CREDIT_SERVICE read TABL BSEG", // from the local class in locals_imp
 		"CLAS ZCL_CREDIT_SERVICE read TABL BKPF",
 		"CLAS ZCL_CREDIT_SERVICE write TABL ZCREDIT_EXPOSURE",
-		"CLAS ZCL_CREDIT_SERVICE type TABL BSEG",                       // locals_def
-		"CLAS ZCL_CREDIT_SERVICE call CLAS CL_OSQL_TEST_ENVIRONMENT",   // testclasses
-		"FUGR ZFG_CREDIT type TABL ZCREDIT_EXPOSURE",                   // the TOP include
-		"FUGR ZFG_CREDIT type TABL KNA1",                               // TABLES kna1
-		"BDEF ZI_CREDIT_CASE implement CLAS ZBP_I_CREDIT_CASE",         // behavior pool
-		"BDEF ZI_CREDIT_CASE write TABL ZCREDIT_EXPOSURE",              // persistent table
-		"CLAS ZBP_I_CREDIT_CASE write BDEF ZI_CREDIT_CASE",             // MODIFY ENTITIES
-		"SRVD ZUI_CREDIT_CASE expose DDLS ZC_CREDIT_CASE",              // service definition
-		"DDLS ZI_CREDIT_CASE read TABL ZCREDIT_EXPOSURE",               // CDS select from
-		"DDLS ZI_CREDIT_CASE association DDLS I_CUSTOMER",              // association
-		"DDLS ZC_CREDIT_CASE read DDLS ZI_CREDIT_CASE",                 // projection
-		"DDLX ZC_CREDIT_CASE annotate DDLS ZC_CREDIT_CASE",             // metadata extension
-		"DCLS ZI_CREDIT_CASE read DDLS ZI_CREDIT_CASE",                 // access control
-		"ENHO ZEI_CREDIT_BADI implement BADI BADI_SD_SALES",            // BAdI implementation
-		"ENHO ZEI_CREDIT_BADI implement CLAS ZCL_IM_CREDIT_BADI",       // its class
-		"ENHO ZEI_MV45A_CREDIT read TABL KNA1",                         // hook source
-		"ENHO ZEI_MV45A_CREDIT enhancement PROG SAPMV45A",              // the enhanced program
-		"SXCI ZIMP_ME_PO_CREDIT implement BADI ME_PROCESS_PO_CUST",     // classic BAdI
-		"CMOD ZSDCRED enhancement SMOD V45A0002",                       // customer exit
-		"TABL ZAKNA1_CREDIT extend TABL KNA1",                          // append
+		"CLAS ZCL_CREDIT_SERVICE type TABL BSEG",                     // locals_def
+		"CLAS ZCL_CREDIT_SERVICE call CLAS CL_OSQL_TEST_ENVIRONMENT", // testclasses
+		"FUGR ZFG_CREDIT type TABL ZCREDIT_EXPOSURE",                 // the TOP include
+		"FUGR ZFG_CREDIT type TABL KNA1",                             // TABLES kna1
+		"BDEF ZI_CREDIT_CASE implement CLAS ZBP_I_CREDIT_CASE",       // behavior pool
+		"BDEF ZI_CREDIT_CASE write TABL ZCREDIT_EXPOSURE",            // persistent table
+		"CLAS ZBP_I_CREDIT_CASE write BDEF ZI_CREDIT_CASE",           // MODIFY ENTITIES
+		"SRVD ZUI_CREDIT_CASE expose DDLS ZC_CREDIT_CASE",            // service definition
+		"DDLS ZI_CREDIT_CASE read TABL ZCREDIT_EXPOSURE",             // CDS select from
+		"DDLS ZI_CREDIT_CASE association DDLS I_CUSTOMER",            // association
+		"DDLS ZC_CREDIT_CASE read DDLS ZI_CREDIT_CASE",               // projection
+		"DDLX ZC_CREDIT_CASE annotate DDLS ZC_CREDIT_CASE",           // metadata extension
+		"DCLS ZI_CREDIT_CASE read DDLS ZI_CREDIT_CASE",               // access control
+		"ENHO ZEI_CREDIT_BADI implement BADI BADI_SD_SALES",          // BAdI implementation
+		"ENHO ZEI_CREDIT_BADI implement CLAS ZCL_IM_CREDIT_BADI",     // its class
+		"ENHO ZEI_MV45A_CREDIT read TABL KNA1",                       // hook source
+		"ENHO ZEI_MV45A_CREDIT enhancement PROG SAPMV45A",            // the enhanced program
+		"SXCI ZIMP_ME_PO_CREDIT implement BADI ME_PROCESS_PO_CUST",   // classic BAdI
+		"CMOD ZSDCRED enhancement SMOD V45A0002",                     // customer exit
+		"TABL ZAKNA1_CREDIT extend TABL KNA1",                        // append
 		"CLAS ZCL_IM_CREDIT_BADI call FUNC Z_CREDIT_CHECK",
 	} {
 		assert.True(t, edges[want], "missing %q", want)
