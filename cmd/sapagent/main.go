@@ -30,7 +30,7 @@ commands:
   migrate      apply the Postgres migrations in schemas/
   offline-llm  serve the deterministic OpenAI-compatible model (OFFLINE_LLM_ADDR)
   sapsim       serve the simulated SAP landscape over the connector protocol (SAPSIM_ADDR):
-               sapsim [--abapgit <folder>] ; systems at /ECC and /S4H
+               sapsim [--abapgit <folder>] [--landscape-objects N] ; systems at /ECC and /S4H
   token        print a development bearer token: sapagent token --user <id> [--ttl 24h]
   rotate-secrets  re-encrypt stored secrets under SECRETS_KEY (keep old keys in SECRETS_OLD_KEYS)
 
@@ -103,10 +103,14 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 	case "sapsim":
 		fs := flag.NewFlagSet("sapsim", flag.ContinueOnError)
 		abapGit := fs.String("abapgit", "", "load custom code from this abapGit folder into the ECC system")
+		objects := fs.Int("landscape-objects", cfg.SAPSimLandscapeObjects, "generate about this many standard objects per system, and a twentieth as many custom objects (SAPSIM_LANDSCAPE_OBJECTS)")
 		if err := fs.Parse(os.Args[2:]); err != nil {
 			return err
 		}
-		land := sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate})
+		if *objects < 0 {
+			return fmt.Errorf("--landscape-objects must not be negative")
+		}
+		land := sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate, GeneratedObjects: *objects})
 		if *abapGit != "" {
 			ecc, _ := land.System("ECC")
 			if err := ecc.LoadABAPGit(*abapGit); err != nil {

@@ -62,7 +62,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, erro
 	if err != nil {
 		return nil, err
 	}
-	d := &Deps{Config: cfg, Log: log, Landscape: sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate})}
+	d := &Deps{Config: cfg, Log: log, Landscape: sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate,
+		GeneratedObjects: cfg.SAPSimLandscapeObjects})}
 	if d.Store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
 	}

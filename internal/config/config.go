@@ -84,6 +84,9 @@ type Config struct {
 	SAPSimAddr       string        // SAPSIM_ADDR: where `sapagent sapsim` and the dev stack serve the simulator
 	SAPSimLatency    time.Duration // SAPSIM_LATENCY: added to every simulated call
 	SAPSimErrorRate  float64       // SAPSIM_ERROR_RATE: share of simulated calls failing with 503
+	// SAPSIM_LANDSCAPE_OBJECTS: standard objects the simulator generates per system (and a
+	// twentieth as many custom objects); 0 keeps the built-in landscape only.
+	SAPSimLandscapeObjects int
 
 	// WorkerStopGrace: on SIGTERM the worker stops polling and lets running activities finish
 	// for this long (WORKER_STOP_GRACE), so a deploy is not a crash.
@@ -230,6 +233,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.SandboxMemoryMB = r.integer("SANDBOX_MEMORY_MB", 256)
 	c.SAPSimAddr = r.str("SAPSIM_ADDR", "127.0.0.1:8090")
 	c.SAPSimLatency = r.duration("SAPSIM_LATENCY", 0)
+	if c.SAPSimLandscapeObjects = r.integer("SAPSIM_LANDSCAPE_OBJECTS", 0); c.SAPSimLandscapeObjects < 0 || c.SAPSimLandscapeObjects > 100_000_000 {
+		return Config{}, fmt.Errorf("SAPSIM_LANDSCAPE_OBJECTS must be between 0 and 100000000, got %d", c.SAPSimLandscapeObjects)
+	}
 	if v := r.str("SAPSIM_ERROR_RATE", "0"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || f > 1 {

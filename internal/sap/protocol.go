@@ -313,7 +313,10 @@ type RowError struct {
 // IndexRequest pages through an index phase.
 type IndexRequest struct {
 	Cursor string `json:"cursor,omitempty"`
-	Limit  int    `json:"limit,omitempty"` // default 200
+	Limit  int    `json:"limit,omitempty"` // default 200, at most 1000
+	// AfterSeq > 0 asks for a delta: only items of objects changed (created or modified) after
+	// this change-log seq. Deleted objects are in probe_changes (change_type "deleted").
+	AfterSeq int64 `json:"after_seq,omitempty"`
 }
 
 // IndexPage is one page of an index phase. Items' shape depends on the phase (see

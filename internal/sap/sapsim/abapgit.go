@@ -5,94 +5,620 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/sapagent/sapagent/internal/abapref"
 	"github.com/sapagent/sapagent/internal/sap"
 )
 
 // LoadABAPGit adds a customer's custom code from an abapGit folder (its src/ directory or the
-// repository root): programs (*.prog.abap), classes (*.clas.abap), interfaces (*.intf.abap),
-// function groups (*.fugr.*.abap, one function module per *.fugr.<name>.abap that starts with
-// FUNCTION), tables (*.tabl.xml) and CDS views (*.ddls.asddls). Loaded objects are searchable,
-// have source and where-used, appear in the index phases, and their tables can be read.
+// repository root), keeping what real repositories hold:
+//
+//   - programs (*.prog.abap), interfaces (*.intf.abap), classes (*.clas.abap with their local
+//     parts locals_def, locals_imp, macros and testclasses, which are appended to the class
+//     source after the global part, as SAP keeps them in the class pool);
+//   - function groups (*.fugr.xml: the function modules' interfaces; *.fugr.<fm>.abap: one
+//     function module each; the group's other includes become the FUGR object's source);
+//   - DDIC: domains (*.doma.xml), data elements (*.dtel.xml), tables (*.tabl.xml, TABCLASS
+//     TRANSP: readable with read_table), structures (TABCLASS INTTAB: objects, and the source of
+//     .INCLUDE lines) and append structures (TABCLASS APPEND: their fields join the table).
+//     Fields typed by a data element get type and length from it and its domain;
+//   - CDS and RAP: views (*.ddls.asddls), metadata extensions (*.ddlx.asddlxs), access controls
+//     (*.dcls.asdcls), behavior definitions (*.bdef.asbdef) and service definitions
+//     (*.srvd.srvdsrv);
+//   - enhancements: BAdI and hook implementations (*.enho.xml), classic BAdI implementations
+//     (*.sxci.xml) and customer-exit projects (*.cmod.xml).
+//
+// Descriptions come from the object's XML (DDTEXT, DESCRIPT, SHORTTEXT, …). Loaded objects
+// are searchable, have source and where-used, and appear in the index phases with their
+// references; a change-log entry is written for each.
 func (s *System) LoadABAPGit(dir string) error {
 	s.init()
 	src := dir
 	if st, err := os.Stat(filepath.Join(dir, "src")); err == nil && st.IsDir() {
 		src = filepath.Join(dir, "src")
 	}
-	var files []string
+	files := map[string]*gitObject{} // TYPE/NAME
+	var order []string
 	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() {
-			files = append(files, path)
+		if d.IsDir() {
+			return nil
 		}
+		parts := strings.Split(strings.ToLower(d.Name()), ".")
+		if len(parts) < 3 {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		key := strings.ToUpper(parts[1]) + "/" + strings.ToUpper(strings.ReplaceAll(parts[0], "#", "/"))
+		g := files[key]
+		if g == nil {
+			g = &gitObject{typ: strings.ToUpper(parts[1]), name: strings.ToUpper(strings.ReplaceAll(parts[0], "#", "/")),
+				pkg: "$" + strings.ToUpper(filepath.Base(filepath.Dir(path))), parts: map[string]string{}}
+			files[key] = g
+			order = append(order, key)
+		}
+		g.parts[strings.Join(parts[2:], ".")] = string(raw)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("abapGit folder %s: %w", dir, err)
 	}
-	sort.Strings(files)
-	var objs []*object
-	var tables []*table
-	for _, path := range files {
-		base := strings.ToLower(filepath.Base(path))
-		parts := strings.Split(base, ".")
-		if len(parts) < 3 {
-			continue
+	sort.Strings(order)
+	l := &gitLoad{s: s, domains: map[string]dataElement{}, dtels: map[string]dataElement{}, structs: map[string][]sap.Field{}, tabls: map[string]*tablXML{}}
+	// DDIC first: data elements need their domains, tables their data elements and structures.
+	for _, key := range order {
+		g := files[key]
+		if x, ok := g.parts["xml"]; ok && g.typ == "DOMA" {
+			if err := l.domain(g, x); err != nil {
+				return err
+			}
 		}
-		name := strings.ToUpper(strings.ReplaceAll(parts[0], "#", "/"))
-		raw, err := os.ReadFile(path)
+	}
+	for _, key := range order {
+		g := files[key]
+		if x, ok := g.parts["xml"]; ok && g.typ == "DTEL" {
+			if err := l.dataElement(g, x); err != nil {
+				return err
+			}
+		}
+	}
+	for _, key := range order {
+		g := files[key]
+		if x, ok := g.parts["xml"]; ok && g.typ == "TABL" {
+			tx, err := parseTablXML(x)
+			if err != nil {
+				return fmt.Errorf("%s: %w", strings.ToLower(g.name)+".tabl.xml", err)
+			}
+			l.tabls[g.name] = tx
+		}
+	}
+	for _, key := range order {
+		g := files[key]
+		var err error
+		switch g.typ {
+		case "TABL":
+			if _, ok := g.parts["xml"]; ok {
+				err = l.table(g)
+			}
+		case "PROG", "INTF", "DDLS", "DDLX", "DCLS", "BDEF", "SRVD":
+			l.source(g)
+		case "CLAS":
+			l.class(g)
+		case "FUGR":
+			err = l.functionGroup(g)
+		case "ENHO":
+			err = l.enhancement(g)
+		case "SXCI":
+			l.classicBAdI(g)
+		case "CMOD":
+			l.exitProject(g)
+		}
 		if err != nil {
 			return err
 		}
-		text := string(raw)
-		pkg := "$" + strings.ToUpper(filepath.Base(filepath.Dir(path)))
-		switch {
-		case parts[1] == "prog" && parts[len(parts)-1] == "abap" && len(parts) == 3:
-			objs = append(objs, &object{Type: "PROG", Name: name, Description: firstComment(text, name), Package: pkg, CreatedBy: "ABAPGIT", ChangedAt: "2026-01-01", Source: text})
-		case parts[1] == "clas" && parts[len(parts)-1] == "abap" && len(parts) == 3:
-			objs = append(objs, &object{Type: "CLAS", Name: name, Description: firstComment(text, name), Package: pkg, CreatedBy: "ABAPGIT", ChangedAt: "2026-01-01", Source: text})
-		case parts[1] == "intf" && parts[len(parts)-1] == "abap":
-			objs = append(objs, &object{Type: "INTF", Name: name, Description: firstComment(text, name), Package: pkg, CreatedBy: "ABAPGIT", ChangedAt: "2026-01-01", Source: text})
-		case parts[1] == "ddls" && parts[len(parts)-1] == "asddls":
-			objs = append(objs, &object{Type: "DDLS", Name: name, Description: firstComment(text, name), Package: pkg, CreatedBy: "ABAPGIT", ChangedAt: "2026-01-01", Source: text})
-		case parts[1] == "fugr" && parts[len(parts)-1] == "abap" && len(parts) == 4:
-			body := strings.TrimSpace(text)
-			if strings.HasPrefix(strings.ToUpper(body), "FUNCTION ") {
-				fm := strings.ToUpper(strings.TrimSuffix(strings.Fields(body)[1], "."))
-				objs = append(objs, &object{Type: "FUNC", Name: fm, Group: name, Description: "Function module of " + name, Package: pkg, CreatedBy: "ABAPGIT", ChangedAt: "2026-01-01", Source: text})
-			}
-		case parts[1] == "tabl" && parts[len(parts)-1] == "xml":
-			t, o, err := parseTabl(text, s.info.SystemType)
-			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			o.Package = pkg
-			tables = append(tables, t)
-			objs = append(objs, o)
-		}
 	}
-	if len(objs) == 0 {
+	if len(l.objs) == 0 {
 		return fmt.Errorf("no abapGit objects found in %s", dir)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, t := range tables {
+	for name, de := range l.dtels {
+		s.dtels[name] = de
+	}
+	for _, t := range l.tables {
 		s.tables[t.schema.Table] = t
 	}
-	for _, o := range objs {
+	for _, a := range l.appends {
+		if t, ok := s.tables[a.table]; ok {
+			for _, f := range a.fields {
+				if _, dup := t.fieldIdx[f.Name]; !dup {
+					t.fieldIdx[f.Name] = len(t.schema.Fields)
+					t.schema.Fields = append(t.schema.Fields, f)
+				}
+			}
+		}
+	}
+	for _, o := range l.objs {
 		s.objects[o.Type+"/"+o.Name] = o
 		if o.Type == "FUNC" {
 			s.funcs[o.Name] = &function{iface: sapFunctionInterface(o), run: customFunction(o.Name)}
 		}
-		s.logChange(o.Type, o.Name, "created", "ABAPGIT")
+		o.Seq = s.logChange(o.Type, o.Name, "created", "ABAPGIT")
+	}
+	for _, o := range l.objs {
+		s.prepare(o)
+	}
+	s.rebuildKeys()
+	return nil
+}
+
+// gitObject is one object's files: part is what follows "<name>.<type>." ("abap", "xml",
+// "locals_imp.abap", "z_credit_check.abap", "asddls", …).
+type gitObject struct {
+	typ, name, pkg string
+	parts          map[string]string
+}
+
+// gitLoad is one LoadABAPGit run: what it read so far.
+type gitLoad struct {
+	s       *System
+	domains map[string]dataElement
+	dtels   map[string]dataElement
+	structs map[string][]sap.Field
+	tabls   map[string]*tablXML
+	tables  []*table
+	appends []appendStructure
+	objs    []*object
+}
+
+type appendStructure struct {
+	table  string
+	fields []sap.Field
+}
+
+func (l *gitLoad) add(g *gitObject, o *object) {
+	if o.Package == "" {
+		o.Package = g.pkg
+	}
+	if o.CreatedBy == "" {
+		o.CreatedBy = "ABAPGIT"
+	}
+	if o.ChangedAt == "" {
+		o.ChangedAt = "2026-01-01"
+	}
+	if o.Description == "" {
+		o.Description = xmlDescription(g.parts["xml"])
+	}
+	if o.Description == "" {
+		o.Description = firstComment(o.Source, o.Name)
+	}
+	l.objs = append(l.objs, o)
+}
+
+// xmlValues collects the text of every element of an abapGit XML file by tag name, in order.
+func xmlValues(text string) map[string][]string {
+	out := map[string][]string{}
+	dec := xml.NewDecoder(strings.NewReader(text))
+	var stack []string
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			stack = append(stack, t.Name.Local)
+		case xml.EndElement:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case xml.CharData:
+			if v := strings.TrimSpace(string(t)); v != "" && len(stack) > 0 {
+				out[stack[len(stack)-1]] = append(out[stack[len(stack)-1]], v)
+			}
+		}
+	}
+}
+
+func first(vals map[string][]string, tags ...string) string {
+	for _, t := range tags {
+		if v := vals[t]; len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+// xmlDescription is an object's short text in its abapGit XML.
+func xmlDescription(text string) string {
+	if text == "" {
+		return ""
+	}
+	return first(xmlValues(text), "DDTEXT", "DESCRIPT", "SHORTTEXT", "DESCRIPTION", "AREAT", "TEXT", "MODTEXT")
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(strings.TrimLeft(strings.TrimSpace(s), "0"))
+	return n
+}
+
+func (l *gitLoad) domain(g *gitObject, text string) error {
+	v := xmlValues(text)
+	typ := strings.ToUpper(first(v, "DATATYPE"))
+	if typ == "" {
+		return fmt.Errorf("%s.doma.xml: the domain has no DATATYPE", strings.ToLower(g.name))
+	}
+	l.domains[g.name] = dataElement{domain: g.name, typ: typ, length: atoi(first(v, "LENG")), decimals: atoi(first(v, "DECIMALS")),
+		text: first(v, "DDTEXT"), check: strings.ToUpper(first(v, "ENTITYTAB"))}
+	l.add(g, &object{Type: "DOMA", Name: g.name})
+	return nil
+}
+
+func (l *gitLoad) dataElement(g *gitObject, text string) error {
+	v := xmlValues(text)
+	de := dataElement{text: first(v, "DDTEXT")}
+	if dom := strings.ToUpper(first(v, "DOMNAME")); dom != "" {
+		d, ok := l.domains[dom]
+		if !ok {
+			d, ok = l.s.lookupDataElement(dom) // a standard domain named like its data element
+		}
+		if !ok {
+			return fmt.Errorf("%s.dtel.xml: domain %s is neither in the repository nor in the system", strings.ToLower(g.name), dom)
+		}
+		de.domain, de.typ, de.length, de.decimals, de.check = dom, d.typ, d.length, d.decimals, d.check
+	} else {
+		de.domain, de.typ, de.length, de.decimals = "", strings.ToUpper(first(v, "DATATYPE")), atoi(first(v, "LENG")), atoi(first(v, "DECIMALS"))
+		if de.typ == "" {
+			de.typ = "CHAR"
+		}
+	}
+	l.dtels[g.name] = de
+	l.add(g, &object{Type: "DTEL", Name: g.name})
+	return nil
+}
+
+// lookupDataElement finds a data element among those loaded before and the system's own.
+func (s *System) lookupDataElement(name string) (dataElement, bool) {
+	s.mu.RLock()
+	de, ok := s.dtels[name]
+	s.mu.RUnlock()
+	if ok {
+		return de, true
+	}
+	de, ok = dataElements[name]
+	return de, ok
+}
+
+// abapGit's table serialisation (the parts read here).
+type tablXML struct {
+	DD02V struct {
+		Tabname  string `xml:"TABNAME"`
+		DDText   string `xml:"DDTEXT"`
+		Contflag string `xml:"CONTFLAG"`
+		TabClass string `xml:"TABCLASS"`
+		SQLTab   string `xml:"SQLTAB"`
+	} `xml:"values>DD02V"`
+	Fields []struct {
+		Fieldname  string `xml:"FIELDNAME"`
+		Keyflag    string `xml:"KEYFLAG"`
+		Rollname   string `xml:"ROLLNAME"`
+		Datatype   string `xml:"DATATYPE"`
+		Leng       string `xml:"LENG"`
+		Decimals   string `xml:"DECIMALS"`
+		DDText     string `xml:"DDTEXT"`
+		Checktable string `xml:"CHECKTABLE"`
+		Precfield  string `xml:"PRECFIELD"`
+	} `xml:"values>DD03P_TABLE>DD03P"`
+}
+
+func parseTablXML(text string) (*tablXML, error) {
+	var x struct {
+		Values tablXML `xml:"abap"`
+	}
+	if err := xml.Unmarshal([]byte(text), &x); err != nil {
+		return nil, fmt.Errorf("not an abapGit table: %w", err)
+	}
+	if x.Values.DD02V.Tabname == "" || len(x.Values.Fields) == 0 {
+		return nil, fmt.Errorf("the table has no name or no fields")
+	}
+	return &x.Values, nil
+}
+
+// fields resolves a table's or structure's field list: types from data elements and domains,
+// .INCLUDE lines expanded from the structure they name.
+func (l *gitLoad) fields(name string, depth int) ([]sap.Field, error) {
+	if f, ok := l.structs[name]; ok {
+		return f, nil
+	}
+	tx, ok := l.tabls[name]
+	if !ok {
+		l.s.mu.RLock()
+		t, ok := l.s.tables[name]
+		l.s.mu.RUnlock()
+		if ok {
+			return append([]sap.Field(nil), t.schema.Fields...), nil
+		}
+		return nil, fmt.Errorf("structure %s is neither in the repository nor in the system", name)
+	}
+	if depth > 10 {
+		return nil, fmt.Errorf("structure %s includes itself", name)
+	}
+	var out []sap.Field
+	for _, fx := range tx.Fields {
+		fieldName := strings.ToUpper(fx.Fieldname)
+		if strings.HasPrefix(fieldName, ".INCLU") {
+			inc, err := l.fields(strings.ToUpper(fx.Precfield), depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			for _, f := range inc {
+				f.Key = fx.Keyflag == "X" // a key include makes its fields keys
+				out = append(out, f)
+			}
+			continue
+		}
+		if strings.HasPrefix(fieldName, ".") { // .APPEND lines: the append structure adds its own fields
+			continue
+		}
+		typ, length, dec := strings.ToUpper(fx.Datatype), atoi(fx.Leng), atoi(fx.Decimals)
+		dtel, domain, text, check := strings.ToUpper(fx.Rollname), strings.ToUpper(fx.Rollname), fx.DDText, strings.ToUpper(fx.Checktable)
+		de, ok := l.dtels[dtel]
+		if !ok && dtel != "" {
+			de, ok = l.s.lookupDataElement(dtel)
+		}
+		if ok {
+			if length == 0 || typ == "" {
+				typ, length, dec = de.typ, de.length, de.decimals
+			}
+			if de.domain != "" {
+				domain = de.domain
+			}
+			if text == "" {
+				text = de.text
+			}
+			if check == "" && de.check != name {
+				check = de.check
+			}
+		}
+		if typ == "" {
+			typ = "CHAR"
+		}
+		out = append(out, sap.Field{Name: fieldName, Key: fx.Keyflag == "X", DataElement: dtel, Domain: domain, Type: typ, Length: length,
+			Decimals: dec, Description: text, CheckTable: check})
+	}
+	l.structs[name] = out
+	return out, nil
+}
+
+func (l *gitLoad) table(g *gitObject) error {
+	tx := l.tabls[g.name]
+	fields, err := l.fields(g.name, 0)
+	if err != nil {
+		return err
+	}
+	o := &object{Type: "TABL", Name: g.name, Description: tx.DD02V.DDText}
+	switch strings.ToUpper(tx.DD02V.TabClass) {
+	case "INTTAB": // a structure: a repository object, not a database table
+	case "APPEND":
+		target := strings.ToUpper(tx.DD02V.SQLTab)
+		for i := range fields {
+			fields[i].Appended = true
+		}
+		l.appends = append(l.appends, appendStructure{table: target, fields: fields})
+		o.Kind, o.Implements = "append", target
+	default:
+		t := buildTable(tableSpec{name: g.name, text: tx.DD02V.DDText, delivery: tx.DD02V.Contflag}, l.s.info.SystemType, true)
+		for _, f := range fields {
+			t.fieldIdx[f.Name] = len(t.schema.Fields)
+			t.schema.Fields = append(t.schema.Fields, f)
+			if f.Key && f.Type != "CLNT" {
+				t.keys = append(t.keys, f.Name)
+			}
+		}
+		l.tables = append(l.tables, t)
+	}
+	l.add(g, o)
+	return nil
+}
+
+func (l *gitLoad) source(g *gitObject) {
+	var text string
+	for _, part := range []string{"abap", "asddls", "asddlxs", "asdcls", "asbdef", "srvdsrv"} {
+		if t, ok := g.parts[part]; ok {
+			text = t
+			break
+		}
+	}
+	if text == "" {
+		return
+	}
+	l.add(g, &object{Type: g.typ, Name: g.name, Source: text})
+}
+
+// classParts are a class pool's includes in SAP's order (CCDEF, CCIMP, CCMAC, CCAU).
+var classParts = []string{"locals_def.abap", "locals_imp.abap", "macros.abap", "testclasses.abap"}
+
+func (l *gitLoad) class(g *gitObject) {
+	main, ok := g.parts["abap"]
+	if !ok {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(main)
+	for _, p := range classParts {
+		if t, ok := g.parts[p]; ok {
+			if !strings.HasSuffix(b.String(), "\n") {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "*\"* %s\n%s", strings.TrimSuffix(p, ".abap"), t)
+		}
+	}
+	l.add(g, &object{Type: "CLAS", Name: g.name, Source: b.String()})
+}
+
+// abapGit's function group serialisation (the parts read here).
+type fugrXML struct {
+	Functions []struct {
+		Name     string     `xml:"FUNCNAME"`
+		Remote   string     `xml:"REMOTE_CALL"`
+		Text     string     `xml:"SHORT_TEXT"`
+		Import   []fugrParm `xml:"IMPORT>RSIMP"`
+		Export   []fugrParm `xml:"EXPORT>RSEXP"`
+		Changing []fugrParm `xml:"CHANGING>RSCHA"`
+		Tables   []fugrParm `xml:"TABLES>RSTBL"`
+		Except   []string   `xml:"EXCEPTION>RSEXC>EXCEPTION"`
+		Docs     []struct {
+			Parameter string `xml:"PARAMETER"`
+			Text      string `xml:"STEXT"`
+		} `xml:"DOCUMENTATION>RSFDO"`
+	} `xml:"abap>values>FUNCTIONS>item"`
+}
+
+type fugrParm struct {
+	Name     string `xml:"PARAMETER"`
+	Typ      string `xml:"TYP"`
+	DBField  string `xml:"DBFIELD"`
+	DBStruct string `xml:"DBSTRUCT"`
+	Optional string `xml:"OPTIONAL"`
+	Default  string `xml:"DEFAULT"`
+}
+
+func (l *gitLoad) functionGroup(g *gitObject) error {
+	var x fugrXML
+	if t, ok := g.parts["xml"]; ok {
+		if err := xml.Unmarshal([]byte(t), &x); err != nil {
+			return fmt.Errorf("%s.fugr.xml: %w", strings.ToLower(g.name), err)
+		}
+	}
+	ifaces := map[string]int{}
+	for i, f := range x.Functions {
+		ifaces[strings.ToUpper(f.Name)] = i
+	}
+	var includes []string
+	for _, part := range sortedNames(g.parts) {
+		if !strings.HasSuffix(part, ".abap") {
+			continue
+		}
+		text := g.parts[part]
+		body := strings.TrimSpace(text)
+		if !strings.HasPrefix(strings.ToUpper(body), "FUNCTION ") {
+			includes = append(includes, fmt.Sprintf("*\"* %s\n%s", strings.ToUpper(strings.TrimSuffix(part, ".abap")), text))
+			continue
+		}
+		fm := strings.ToUpper(strings.TrimSuffix(strings.Fields(body)[1], "."))
+		o := &object{Type: "FUNC", Name: fm, Group: g.name, Description: "Function module of " + g.name, Source: text}
+		if i, ok := ifaces[fm]; ok {
+			f := x.Functions[i]
+			if f.Text != "" {
+				o.Description = f.Text
+			}
+			docs := map[string]string{}
+			for _, d := range f.Docs {
+				docs[strings.ToUpper(d.Parameter)] = d.Text
+			}
+			for _, set := range []struct {
+				kind  string
+				parms []fugrParm
+			}{{"import", f.Import}, {"export", f.Export}, {"changing", f.Changing}, {"tables", f.Tables}} {
+				for _, p := range set.parms {
+					typ := firstNonEmpty(p.Typ, p.DBField, p.DBStruct)
+					o.Params = append(o.Params, sap.Parameter{Name: strings.ToUpper(p.Name), Kind: set.kind, Type: strings.ToUpper(typ),
+						Optional: p.Optional == "X" || set.kind == "export", Default: p.Default, Description: docs[strings.ToUpper(p.Name)]})
+				}
+			}
+			o.Exceptions = f.Except
+		}
+		l.add(g, o)
+	}
+	if _, ok := g.parts["xml"]; ok || len(includes) > 0 {
+		l.add(g, &object{Type: "FUGR", Name: g.name, Source: strings.Join(includes, "\n")})
 	}
 	return nil
+}
+
+// abapGit's enhancement implementation serialisation (the parts read here).
+type enhoXML struct {
+	Tool      string `xml:"abap>values>TOOL"`
+	ShortText string `xml:"abap>values>SHORTTEXT"`
+	Badis     []struct {
+		BAdI  string `xml:"BADI_NAME"`
+		Class string `xml:"IMPL_CLASS"`
+	} `xml:"abap>values>BADI_DATA>ENH_BADI_DATA"`
+	Program string `xml:"abap>values>ORIGINAL_OBJECT>ORG_MAIN_NAME"`
+	Hooks   []struct {
+		FullName string   `xml:"FULL_NAME"`
+		Source   []string `xml:"SOURCE>item"`
+	} `xml:"abap>values>ENHANCEMENTS>ENH_HOOK_IMPL"`
+}
+
+func (l *gitLoad) enhancement(g *gitObject) error {
+	var x enhoXML
+	if err := xml.Unmarshal([]byte(g.parts["xml"]), &x); err != nil {
+		return fmt.Errorf("%s.enho.xml: %w", strings.ToLower(g.name), err)
+	}
+	o := &object{Type: "ENHO", Name: g.name, Description: x.ShortText}
+	switch x.Tool {
+	case "BADI_IMPL":
+		o.Kind = "badi"
+		for _, b := range x.Badis {
+			if o.Implements == "" {
+				o.Implements = strings.ToUpper(b.BAdI)
+			}
+			if b.Class != "" {
+				o.extraRefs = append(o.extraRefs, abapref.Ref{Kind: abapref.Implement, Type: "CLAS", Name: strings.ToUpper(b.Class)})
+			}
+		}
+	case "HOOK_IMPL":
+		o.Kind, o.Implements = "enhancement", strings.ToUpper(x.Program)
+		var b strings.Builder
+		for _, h := range x.Hooks {
+			fmt.Fprintf(&b, "ENHANCEMENT 1 %s. \" %s\n", strings.ToLower(g.name), h.FullName)
+			for _, line := range h.Source {
+				b.WriteString(line + "\n")
+			}
+			b.WriteString("ENDENHANCEMENT.\n")
+		}
+		for _, part := range sortedNames(g.parts) { // newer abapGit keeps hook source in .enho.<id>.abap files
+			if strings.HasSuffix(part, ".abap") {
+				b.WriteString(g.parts[part])
+			}
+		}
+		o.Source = b.String()
+	default:
+		o.Kind = "enhancement"
+	}
+	l.add(g, o)
+	return nil
+}
+
+func (l *gitLoad) classicBAdI(g *gitObject) {
+	v := xmlValues(g.parts["xml"])
+	o := &object{Type: "SXCI", Name: g.name, Description: first(v, "TEXT"), Kind: "badi", Implements: strings.ToUpper(first(v, "EXIT_NAME"))}
+	if c := first(v, "IMP_CLASS"); c != "" {
+		o.extraRefs = append(o.extraRefs, abapref.Ref{Kind: abapref.Implement, Type: "CLAS", Name: strings.ToUpper(c)})
+	}
+	l.add(g, o)
+}
+
+func (l *gitLoad) exitProject(g *gitObject) {
+	v := xmlValues(g.parts["xml"])
+	o := &object{Type: "CMOD", Name: g.name, Description: first(v, "MODTEXT"), Kind: "user_exit"}
+	for _, m := range v["MEMBER"] {
+		if o.Implements == "" {
+			o.Implements = strings.ToUpper(m)
+		}
+		o.extraRefs = append(o.extraRefs, abapref.Ref{Kind: abapref.Enhancement, Type: "SMOD", Name: strings.ToUpper(m)})
+	}
+	l.add(g, o)
 }
 
 // firstComment is the first comment line of a source, used as its description.
@@ -109,71 +635,66 @@ func firstComment(src, fallback string) string {
 	return fallback
 }
 
-// abapGit's table serialisation (the parts read here).
-type tablXML struct {
-	DD02V struct {
-		Tabname  string `xml:"TABNAME"`
-		DDText   string `xml:"DDTEXT"`
-		Contflag string `xml:"CONTFLAG"`
-		TabClass string `xml:"TABCLASS"`
-	} `xml:"values>DD02V"`
-	Fields []struct {
-		Fieldname  string `xml:"FIELDNAME"`
-		Keyflag    string `xml:"KEYFLAG"`
-		Rollname   string `xml:"ROLLNAME"`
-		Datatype   string `xml:"DATATYPE"`
-		Inttype    string `xml:"INTTYPE"`
-		Leng       string `xml:"LENG"`
-		Decimals   string `xml:"DECIMALS"`
-		DDText     string `xml:"DDTEXT"`
-		Checktable string `xml:"CHECKTABLE"`
-	} `xml:"values>DD03P_TABLE>DD03P"`
-}
-
-func parseTabl(text, systemType string) (*table, *object, error) {
-	var x struct {
-		Values tablXML `xml:"abap"`
-	}
-	if err := xml.Unmarshal([]byte(text), &x); err != nil {
-		return nil, nil, fmt.Errorf("not an abapGit table: %w", err)
-	}
-	tx := x.Values
-	name := strings.ToUpper(tx.DD02V.Tabname)
-	if name == "" || len(tx.Fields) == 0 {
-		return nil, nil, fmt.Errorf("the table has no name or no fields")
-	}
-	spec := tableSpec{name: name, text: tx.DD02V.DDText, delivery: tx.DD02V.Contflag}
-	t := buildTable(spec, systemType, true)
-	for _, fx := range tx.Fields {
-		length, _ := strconv.Atoi(strings.TrimLeft(fx.Leng, "0"))
-		dec, _ := strconv.Atoi(strings.TrimLeft(fx.Decimals, "0"))
-		typ := strings.ToUpper(fx.Datatype)
-		if typ == "" {
-			typ = "CHAR"
-		}
-		dtel := strings.ToUpper(fx.Rollname)
-		if de, ok := dataElements[dtel]; ok && length == 0 {
-			length, typ, dec = de.length, de.typ, de.decimals
-		}
-		fieldName := strings.ToUpper(fx.Fieldname)
-		if strings.HasPrefix(fieldName, ".") { // .INCLUDE / .APPEND lines
-			continue
-		}
-		field := sapField(fieldName, fx.Keyflag == "X", dtel, typ, length, dec, fx.DDText, strings.ToUpper(fx.Checktable))
-		t.fieldIdx[field.Name] = len(t.schema.Fields)
-		t.schema.Fields = append(t.schema.Fields, field)
-		if field.Key && typ != "CLNT" {
-			t.keys = append(t.keys, field.Name)
-		}
-	}
-	o := &object{Type: "TABL", Name: name, Description: tx.DD02V.DDText, CreatedBy: "ABAPGIT", ChangedAt: "2026-01-01"}
-	return t, o, nil
-}
-
-func sapField(name string, key bool, dtel, typ string, length, dec int, text, check string) sap.Field {
-	return sap.Field{Name: name, Key: key, DataElement: dtel, Domain: dtel, Type: typ, Length: length, Decimals: dec, Description: text, CheckTable: check}
-}
-
 func sapFunctionInterface(o *object) sap.FunctionInterface {
-	return sap.FunctionInterface{Function: o.Name, Group: o.Group, Description: o.Description, RemoteEnabled: true, Parameters: o.Params}
+	return sap.FunctionInterface{Function: o.Name, Group: o.Group, Description: o.Description, RemoteEnabled: true, Parameters: o.Params, Exceptions: o.Exceptions}
+}
+
+// RAP sources abapref does not read: behavior definitions, service definitions and metadata
+// extensions. Their references are few and fixed by the syntax.
+var (
+	bdefRefs = []struct {
+		re   *regexp.Regexp
+		kind abapref.Kind
+		typ  string
+	}{
+		{regexp.MustCompile(`(?i)\bimplementation\s+in\s+class\s+([\w/]+)`), abapref.Implement, "CLAS"},
+		{regexp.MustCompile(`(?i)\bdefine\s+behavior\s+for\s+([\w/]+)`), abapref.Kind("define"), "DDLS"},
+		{regexp.MustCompile(`(?i)\bpersistent\s+table\s+([\w/]+)`), abapref.Write, "TABL"},
+		{regexp.MustCompile(`(?i)\bdraft\s+table\s+([\w/]+)`), abapref.Write, "TABL"},
+	}
+	srvdExpose   = regexp.MustCompile(`(?i)\bexpose\s+([\w/]+)`)
+	ddlxAnnotate = regexp.MustCompile(`(?i)\bannotate\s+(?:view|entity)\s+([\w/]+)`)
+	rapComment   = regexp.MustCompile(`//[^\n]*|/\*[\s\S]*?\*/`)
+)
+
+// extractRefs is what a source uses: abapref for ABAP and CDS, the RAP rules above for the
+// rest, plus references an object's XML names (an enhancement's implementing class).
+func extractRefs(o *object) []abapref.Ref {
+	var refs []abapref.Ref
+	switch o.Type {
+	case "BDEF", "SRVD", "DDLX":
+		src := rapComment.ReplaceAllStringFunc(o.Source, func(c string) string { return strings.Repeat("\n", strings.Count(c, "\n")) })
+		seen := map[string]bool{}
+		add := func(kind abapref.Kind, typ, name string, at int) {
+			name = strings.ToUpper(name)
+			if kind == "" || seen[string(kind)+typ+name] {
+				return
+			}
+			seen[string(kind)+typ+name] = true
+			refs = append(refs, abapref.Ref{Kind: kind, Type: typ, Name: name, Line: strings.Count(src[:at], "\n") + 1})
+		}
+		switch o.Type {
+		case "BDEF":
+			for _, r := range bdefRefs {
+				for _, m := range r.re.FindAllStringSubmatchIndex(src, -1) {
+					if len(m) >= 4 && m[2] >= 0 {
+						add(r.kind, r.typ, src[m[2]:m[3]], m[2])
+					}
+				}
+			}
+		case "SRVD":
+			for _, m := range srvdExpose.FindAllStringSubmatchIndex(src, -1) {
+				add(abapref.Kind("expose"), "DDLS", src[m[2]:m[3]], m[2])
+			}
+		case "DDLX":
+			for _, m := range ddlxAnnotate.FindAllStringSubmatchIndex(src, -1) {
+				add(abapref.Kind("annotate"), "DDLS", src[m[2]:m[3]], m[2])
+			}
+		}
+	default:
+		if o.Source != "" {
+			refs = abapref.Extract(o.Type, o.Source)
+		}
+	}
+	return append(refs, o.extraRefs...)
 }

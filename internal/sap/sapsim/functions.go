@@ -361,10 +361,12 @@ func (s *System) commit(id string, u user) int {
 			row[k] = v
 		}
 		if old, ok := t.rows[t.keyOf(row)]; ok {
+			s.changeDocument(t, old, row, u.name)
 			for k, v := range c.row {
 				old[k] = v
 			}
 		} else {
+			s.changeDocument(t, nil, row, u.name)
 			t.put(row)
 		}
 		s.logChange("DATA", c.what, "modified", u.name)

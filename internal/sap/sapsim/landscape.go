@@ -41,6 +41,10 @@ type Options struct {
 	ErrorRate   float64       // share of calls failing with SYSTEM_UNAVAILABLE
 	TimeoutRate float64       // share of calls that hang until the caller gives up, then TIMEOUT
 	Seed        int64         // of the fault sequence (the data never changes)
+	// GeneratedObjects adds a generated landscape to each system: about this many standard
+	// objects and a twentieth as many custom objects, derived from their index (generate.go).
+	// 0: the built-in landscape only.
+	GeneratedObjects int
 }
 
 // Credentials are what a call presents (IdempotencyKey: the Idempotency-Key header of a write).
@@ -64,7 +68,8 @@ func NewLandscape(opts Options) *Landscape {
 		{"ECC", "ECC", ECCConnectorKey, "EHP8 FOR SAP ERP 6.0", "750", "eccprd01"},
 		{"S4H", "S4HANA", S4HConnectorKey, "SAP S/4HANA 2023 FPS02", "758", "s4hprd01"},
 	} {
-		s := &System{opts: opts, faults: faults, faultMu: &sync.Mutex{}, key: def.key, sessions: map[string]*session{}, memo: newMemo()}
+		s := &System{opts: opts, faults: faults, faultMu: &sync.Mutex{}, key: def.key, sessions: map[string]*session{}, memo: newMemo(),
+			gen: newGenerator(opts.GeneratedObjects), genChanged: map[int]genChange{}, stdSeq: map[string]int64{}, dtels: map[string]dataElement{}}
 		s.info = sap.SystemInfo{SystemID: def.sid, SystemType: def.typ, Release: def.release, BasisRel: def.basis, Client: client,
 			Host: def.host, Database: "HDB", Unicode: true, Components: components(def.typ)}
 		if def.typ == "ECC" {
@@ -114,6 +119,17 @@ type System struct {
 	changes  []sap.Change
 	sessions map[string]*session
 	memo     *memo // keyed writes already run (idempotency.go)
+
+	gen        *generator             // the generated landscape (generate.go)
+	genChanged map[int]genChange      // generated custom objects changed since generation
+	matKeys    []string               // keys of objects, sorted: the index phases' order
+	touchNext  int                    // TouchCustomObjects' rotation
+	stdSeq     map[string]int64       // TYPE/NAME of changed standard objects -> latest seq
+	cdNext     int                    // last change-document number (CDHDR-CHANGENR)
+	dtels      map[string]dataElement // data elements loaded from abapGit
+	objVersion int                    // raised whenever custom objects change (catalog staleness)
+	catMu      sync.Mutex
+	cat        *catalogSnapshot
 }
 
 // Info describes the system.
@@ -154,6 +170,13 @@ func (s *System) init() {
 			}
 		}
 		s.changes = seededChanges(s.info.SystemType, s.objects)
+		for _, c := range s.changes {
+			s.objects[c.ObjectType+"/"+c.ObjectName].Seq = c.Seq
+		}
+		for _, o := range s.objects {
+			s.prepare(o)
+		}
+		s.rebuildKeys()
 	})
 }
 
@@ -558,6 +581,7 @@ func (s *System) writeTable(u user, req sap.WriteTableRequest) (sap.WriteTableRe
 	}
 	for _, row := range accepted {
 		if old, ok := t.rows[t.keyOf(row)]; ok && req.Mode == "modify" {
+			s.changeDocument(t, old, row, u.name)
 			for k, v := range row {
 				old[k] = v
 			}
@@ -567,6 +591,7 @@ func (s *System) writeTable(u user, req sap.WriteTableRequest) (sap.WriteTableRe
 		for k, v := range row {
 			full[k] = v
 		}
+		s.changeDocument(t, nil, full, u.name)
 		t.put(full)
 	}
 	if len(accepted) > 0 {
@@ -574,37 +599,4 @@ func (s *System) writeTable(u user, req sap.WriteTableRequest) (sap.WriteTableRe
 	}
 	res.Return = append(res.Return, sap.BAPIReturn{Type: "S", ID: "ZSAPAGENT", Number: "011", Message: fmt.Sprintf("%d rows written to %s", len(accepted), name)})
 	return res, nil
-}
-
-// logChange appends to the change log; callers hold s.mu.
-func (s *System) logChange(objType, name, change, by string) {
-	seq := int64(1)
-	if n := len(s.changes); n > 0 {
-		seq = s.changes[n-1].Seq + 1
-	}
-	s.changes = append(s.changes, sap.Change{Seq: seq, ObjectType: objType, ObjectName: name, ChangeType: change, ChangedAt: time.Now().UTC().Format(time.RFC3339), ChangedBy: by})
-}
-
-func (s *System) probeChanges(req sap.ProbeChangesRequest) sap.ProbeChangesResponse {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	limit := req.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 1000
-	}
-	res := sap.ProbeChangesResponse{Changes: []sap.Change{}}
-	if n := len(s.changes); n > 0 {
-		res.LatestSeq = s.changes[n-1].Seq
-	}
-	for _, c := range s.changes {
-		if c.Seq <= req.AfterSeq {
-			continue
-		}
-		if len(res.Changes) == limit {
-			res.More = true
-			break
-		}
-		res.Changes = append(res.Changes, c)
-	}
-	return res
 }

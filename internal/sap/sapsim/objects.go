@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sapagent/sapagent/internal/abapref"
 	"github.com/sapagent/sapagent/internal/sap"
 )
 
@@ -23,6 +24,16 @@ type object struct {
 	Params      []sap.Parameter
 	Implements  string // BAdI or enhancement spot an ENHO implements
 	Kind        string // enhancement kind: badi, user_exit, append, key_user_field, cds_extension
+
+	Exceptions []string // of a function module
+
+	Seq       int64         // change-log seq of the last change (0: older than the log)
+	extraRefs []abapref.Ref // references its XML names (an enhancement's implementing class)
+	refs      []abapref.Ref // what the object uses (WBCROSSGT), extracted on load/activation
+	relCount  int           // number of its relationship items
+	generated bool          // derived by the landscape generator from genIndex
+	genIndex  int
+	version   int // of a generated object: raised by TouchCustomObjects
 }
 
 const zrSalesReport = `REPORT zr_sales_report.
@@ -481,96 +492,6 @@ var standardObjects = map[string]struct{ typ, state, successor string }{
 	"GUI_UPLOAD":               {"FUNC", "classicAPI", ""},
 }
 
-// catalogState is the Clean Core classification of a standard object used by custom code
-// (from SAP's Cloudification Repository: tables are notToBeReleased with a CDS successor).
-func catalogState(name, typ string) (state, successor string) {
-	if so, ok := standardObjects[name]; ok {
-		return so.state, so.successor
-	}
-	switch name {
-	case "MARA":
-		return "notToBeReleased", "I_PRODUCT"
-	case "KNA1":
-		return "notToBeReleased", "I_CUSTOMER"
-	case "VBAK":
-		return "notToBeReleased", "I_SALESDOCUMENT"
-	case "VBAP":
-		return "notToBeReleased", "I_SALESDOCUMENTITEM"
-	case "BKPF":
-		return "notToBeReleased", "I_JOURNALENTRY"
-	case "BSEG":
-		return "notToBeReleased", "I_OPERATIONALACCTGDOCITEM"
-	case "LFA1":
-		return "notToBeReleased", "I_SUPPLIER"
-	case "EKKO":
-		return "notToBeReleased", "I_PURCHASEORDERAPI01"
-	case "MSEG":
-		return "notToBeReleased", "I_MATERIALDOCUMENTITEM_2"
-	case "RFC_READ_TABLE", "BAPI_CUSTOMER_GETDETAIL2", "BAPI_PO_GETDETAIL":
-		return "noAPI", ""
-	}
-	if typ == "FUNC" && strings.HasPrefix(name, "BAPI_") {
-		return "classicAPI", ""
-	}
-	if typ == "TABL" {
-		return "notToBeReleased", ""
-	}
-	return "unclassified", ""
-}
-
-var identRe = regexp.MustCompile(`[A-Za-z_/][A-Za-z0-9_/]*`)
-
-// references finds the known objects a source line mentions.
-func (s *System) known(name string) (string, bool) {
-	if _, ok := s.tables[name]; ok {
-		return "TABL", true
-	}
-	if _, ok := s.funcs[name]; ok {
-		return "FUNC", true
-	}
-	if so, ok := standardObjects[name]; ok {
-		return so.typ, true
-	}
-	for _, t := range []string{"CLAS", "DDLS", "PROG", "INCL", "INTF"} {
-		if _, ok := s.objects[t+"/"+name]; ok {
-			return t, true
-		}
-	}
-	return "", false
-}
-
-type reference struct {
-	typ, name string
-	line      int
-	snippet   string
-}
-
-func (s *System) references(o *object) []reference {
-	var out []reference
-	seen := map[string]bool{}
-	for i, line := range strings.Split(o.Source, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "*") || strings.HasPrefix(trimmed, "\"") {
-			continue // comment lines
-		}
-		for _, tok := range identRe.FindAllString(line, -1) {
-			name := strings.ToUpper(tok)
-			if name == o.Name {
-				continue
-			}
-			typ, ok := s.known(name)
-			if !ok {
-				continue
-			}
-			if key := typ + "/" + name + "/" + strconv.Itoa(i); !seen[key] {
-				seen[key] = true
-				out = append(out, reference{typ: typ, name: name, line: i + 1, snippet: strings.TrimSpace(line)})
-			}
-		}
-	}
-	return out
-}
-
 func (s *System) source(typ, name string) (sap.ABAPSource, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -579,12 +500,16 @@ func (s *System) source(typ, name string) (sap.ABAPSource, error) {
 			return sap.ABAPSource{ObjectType: o.Type, Name: o.Name, Source: o.Source, Lines: strings.Count(o.Source, "\n") + 1}, nil
 		}
 	}
+	if o, ok := s.generatedObject(typ, name); ok && o.Source != "" {
+		return sap.ABAPSource{ObjectType: o.Type, Name: o.Name, Source: o.Source, Lines: strings.Count(o.Source, "\n") + 1}, nil
+	}
 	return sap.ABAPSource{}, errorf(http.StatusNotFound, sap.ErrNotFound, "NOT_FOUND", "no source for %s %s in %s", typ, name, s.info.SystemID)
 }
 
+// sortedObjects are the loaded custom objects in key order; callers hold s.mu.
 func (s *System) sortedObjects() []*object {
-	out := make([]*object, 0, len(s.objects))
-	for _, k := range sortedNames(s.objects) {
+	out := make([]*object, 0, len(s.matKeys))
+	for _, k := range s.matKeys {
 		out = append(out, s.objects[k])
 	}
 	return out
@@ -651,136 +576,4 @@ func (s *System) searchObjects(req sap.SearchObjectsRequest) sap.SearchObjectsRe
 		}
 	}
 	return res
-}
-
-func (s *System) whereUsed(req sap.WhereUsedRequest) sap.WhereUsedResponse {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	name := strings.ToUpper(strings.TrimSpace(req.Name))
-	limit := req.Limit
-	if limit <= 0 || limit > 500 {
-		limit = 100
-	}
-	res := sap.WhereUsedResponse{Usages: []sap.Usage{}}
-	for _, o := range s.sortedObjects() {
-		for _, r := range s.references(o) {
-			if r.name != name || (req.ObjectType != "" && !strings.EqualFold(r.typ, req.ObjectType)) {
-				continue
-			}
-			res.Usages = append(res.Usages, sap.Usage{ObjectType: o.Type, Name: o.Name, Line: r.line, Snippet: r.snippet})
-			if len(res.Usages) >= limit {
-				return res
-			}
-		}
-		if o.Implements == name && o.Kind != "" {
-			res.Usages = append(res.Usages, sap.Usage{ObjectType: o.Type, Name: o.Name, Snippet: o.Kind + " of " + name})
-		}
-	}
-	return res
-}
-
-// indexPhase serves one page of an index phase.
-func (s *System) indexPhase(endpoint string, req sap.IndexRequest) (sap.IndexPage, error) {
-	if endpoint == sap.EndpointIndexS4Extensions && s.info.SystemType != "S4HANA" {
-		return sap.IndexPage{}, errorf(http.StatusUnprocessableEntity, sap.ErrNotSupported, "", "S/4HANA extensions exist only on S/4HANA systems; %s is %s", s.info.SystemID, s.info.SystemType)
-	}
-	s.mu.RLock()
-	items := s.indexItems(endpoint)
-	s.mu.RUnlock()
-	start := 0
-	if req.Cursor != "" {
-		n, err := strconv.Atoi(req.Cursor)
-		if err != nil || n < 0 || n > len(items) {
-			return sap.IndexPage{}, errorf(http.StatusBadRequest, sap.ErrBadRequest, "", "invalid cursor %q", req.Cursor)
-		}
-		start = n
-	}
-	limit := req.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 200
-	}
-	end := min(start+limit, len(items))
-	page := sap.IndexPage{Items: items[start:end], Total: len(items)}
-	if end < len(items) {
-		page.NextCursor = strconv.Itoa(end)
-	}
-	return page, nil
-}
-
-func (s *System) indexItems(endpoint string) []map[string]any {
-	var out []map[string]any
-	objs := s.sortedObjects()
-	switch endpoint {
-	case sap.EndpointIndexCustomObjects:
-		for _, o := range objs {
-			out = append(out, map[string]any{"type": o.Type, "name": o.Name, "description": o.Description, "package": o.Package, "created_by": o.CreatedBy, "changed_at": o.ChangedAt})
-		}
-	case sap.EndpointIndexRelationships:
-		for _, o := range objs {
-			seen := map[string]bool{}
-			for _, r := range s.references(o) {
-				kind := map[string]string{"TABL": "uses_table", "FUNC": "calls_function", "CLAS": "uses_class", "DDLS": "uses_view", "INCL": "includes"}[r.typ]
-				if kind == "" {
-					kind = "uses"
-				}
-				if key := kind + r.name; !seen[key] {
-					seen[key] = true
-					out = append(out, map[string]any{"from_type": o.Type, "from": o.Name, "to_type": r.typ, "to": r.name, "kind": kind})
-				}
-			}
-			switch o.Kind {
-			case "badi":
-				out = append(out, map[string]any{"from_type": o.Type, "from": o.Name, "to_type": "BADI", "to": o.Implements, "kind": "implements_badi"})
-			case "append", "key_user_field", "cds_extension":
-				out = append(out, map[string]any{"from_type": o.Type, "from": o.Name, "to_type": "TABL", "to": o.Implements, "kind": "extends"})
-			}
-		}
-	case sap.EndpointIndexCustomCode:
-		for _, o := range objs {
-			if o.Source != "" {
-				out = append(out, map[string]any{"type": o.Type, "name": o.Name, "source": o.Source, "lines": strings.Count(o.Source, "\n") + 1})
-			}
-		}
-	case sap.EndpointIndexCatalogContext:
-		used := map[string]string{}
-		for _, o := range objs {
-			for _, r := range s.references(o) {
-				if _, custom := s.objects[r.typ+"/"+r.name]; custom || strings.HasPrefix(r.name, "Z") || strings.HasPrefix(r.name, "Y") {
-					continue
-				}
-				used[r.name] = r.typ
-			}
-		}
-		for _, name := range sortedNames(used) {
-			state, successor := catalogState(name, used[name])
-			item := map[string]any{"name": name, "type": used[name], "release_state": state}
-			if successor != "" {
-				item["successor"] = successor
-			}
-			out = append(out, item)
-		}
-	case sap.EndpointIndexEnhancements:
-		for _, o := range objs {
-			if o.Kind == "badi" || o.Kind == "user_exit" || o.Kind == "append" {
-				out = append(out, map[string]any{"kind": o.Kind, "name": o.Name, "enhances": o.Implements, "description": o.Description})
-			}
-		}
-	case sap.EndpointIndexS4Extensions:
-		for _, o := range objs {
-			if o.Kind == "key_user_field" || o.Kind == "cds_extension" {
-				out = append(out, map[string]any{"kind": o.Kind, "name": o.Name, "extends": o.Implements, "description": o.Description})
-			}
-		}
-		for _, name := range sortedNames(s.tables) {
-			for _, f := range s.tables[name].schema.Fields {
-				if strings.HasPrefix(f.Name, "YY1_") {
-					out = append(out, map[string]any{"kind": "custom_field", "name": f.Name, "extends": name, "description": f.Description})
-				}
-			}
-		}
-	}
-	if out == nil {
-		out = []map[string]any{}
-	}
-	return out
 }

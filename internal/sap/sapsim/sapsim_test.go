@@ -225,7 +225,7 @@ func TestRepositoryAndIndexPhases(t *testing.T) {
 	page, err := call[sap.IndexPage](t, s, sap.EndpointIndexCustomObjects, eccKey, sap.IndexRequest{Limit: 5})
 	require.NoError(t, err)
 	assert.Len(t, page.Items, 5)
-	assert.Equal(t, "5", page.NextCursor)
+	assert.NotEmpty(t, page.NextCursor)
 	for _, ep := range []string{sap.EndpointIndexRelationships, sap.EndpointIndexCustomCode, sap.EndpointIndexEnhancements} {
 		p, err := call[sap.IndexPage](t, s, ep, eccKey, sap.IndexRequest{})
 		require.NoError(t, err)
