@@ -33,8 +33,8 @@ var (
 	syncPageTries = 5
 	// syncProgressEvery throttles progress events and rows.
 	syncProgressEvery = time.Second
-	// syncHeartbeat must be well inside the workflow's 30 s heartbeat timeout.
-	syncHeartbeat = 5 * time.Second
+	// syncHeartbeatEvery must be well inside the workflow's 30 s heartbeat timeout.
+	syncHeartbeatEvery = 5 * time.Second
 )
 
 func syncIDs(workspaceID, connectionID string) (uuid.UUID, uuid.UUID, error) {
@@ -171,7 +171,7 @@ func (a *Activities) ProbeChanges(ctx context.Context, in workflows.ProbeInput) 
 	if err != nil {
 		return workflows.ProbeResult{}, err
 	}
-	defer heartbeatEvery(ctx, syncHeartbeat)()
+	defer heartbeatEvery(ctx, syncHeartbeatEvery)()
 	res := workflows.ProbeResult{LatestSeq: in.AfterSeq}
 	after := in.AfterSeq
 	for {
@@ -255,9 +255,9 @@ func (a *Activities) IndexPhase(ctx context.Context, in workflows.PhaseInput) (w
 	return workflows.PhaseResult{Items: state.Items}, nil
 }
 
-// syncHeartbeat reports a phase's position: to Temporal every few seconds (the UI shows the
+// phaseReporter reports a phase's position: to Temporal every few seconds (the UI shows the
 // details), to Postgres and the workspace's event stream at most once a second.
-type syncHeartbeat struct {
+type phaseReporter struct {
 	a    *Activities
 	in   workflows.PhaseInput
 	stop func()
@@ -276,14 +276,14 @@ type SyncHeartbeat struct {
 	Total  int64  `json:"total"`
 }
 
-func newSyncHeartbeat(ctx context.Context, a *Activities, in workflows.PhaseInput) *syncHeartbeat {
-	h := &syncHeartbeat{a: a, in: in}
+func newSyncHeartbeat(ctx context.Context, a *Activities, in workflows.PhaseInput) *phaseReporter {
+	h := &phaseReporter{a: a, in: in}
 	done := make(chan struct{})
 	var once sync.Once
 	h.stop = func() { once.Do(func() { close(done) }) }
 	if activity.IsActivity(ctx) {
 		go func() {
-			t := time.NewTicker(syncHeartbeat)
+			t := time.NewTicker(syncHeartbeatEvery)
 			defer t.Stop()
 			for {
 				select {
@@ -304,7 +304,7 @@ func newSyncHeartbeat(ctx context.Context, a *Activities, in workflows.PhaseInpu
 }
 
 // set records progress; it publishes when a second has passed since the last report.
-func (h *syncHeartbeat) set(cursor string, done, total int64) {
+func (h *phaseReporter) set(cursor string, done, total int64) {
 	h.mu.Lock()
 	h.cursor, h.done = cursor, done
 	if total > 0 {
@@ -321,7 +321,7 @@ func (h *syncHeartbeat) set(cursor string, done, total int64) {
 }
 
 // flush publishes the current progress now.
-func (h *syncHeartbeat) flush(ctx context.Context) {
+func (h *phaseReporter) flush(ctx context.Context) {
 	h.mu.Lock()
 	p := sapindex.Progress{RunID: h.in.RunID, Mode: h.in.Mode, Phase: h.in.Phase, Done: h.done, Total: h.total, At: time.Now().UTC()}
 	h.mu.Unlock()
@@ -372,7 +372,7 @@ func (a *Activities) FinishSyncRun(ctx context.Context, in workflows.FinishInput
 	if err != nil {
 		return err
 	}
-	defer heartbeatEvery(ctx, syncHeartbeat)()
+	defer heartbeatEvery(ctx, syncHeartbeatEvery)()
 	var counts sapindex.Counts
 	if st.Status == workflows.SyncSucceeded {
 		counts, err = a.switchIndex(ctx, conn, runID, st.Mode, in.Build, in.LatestSeq)

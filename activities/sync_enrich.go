@@ -69,3 +69,15 @@ func (a *Activities) enrich(ctx context.Context, in workflows.PhaseInput, progre
 	}
 	return 0, "", badInput("unknown enrichment step "+in.Phase, nil)
 }
+
+// searchEmbedder embeds search questions with the index's embeddings model (nil: keyword only).
+func (a *Activities) searchEmbedder() sapindex.Embedder {
+	if a.Models == nil || a.Sync.EmbeddingsModel == "" {
+		return nil
+	}
+	emb, err := a.Models.Embedder(a.Sync.EmbeddingsModel)
+	if err != nil || emb == nil {
+		return nil
+	}
+	return emb
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
@@ -44,6 +45,9 @@ func (e *toolEnv) SAP(ctx context.Context) (tools.SAPExecutor, error) {
 		}
 		e.sap = saptools.New(conns)
 		e.sap.Ledger = etlLedger{st: e.a.Store, agent: e.agent, user: e.user}
+		if e.a.Store != nil {
+			e.sap.Index = sapindex.Searcher{Pool: e.a.Store.Pool, WorkspaceID: e.agent.WorkspaceID, Embedder: e.a.searchEmbedder()}
+		}
 	}
 	return e.sap, nil
 }
