@@ -174,6 +174,12 @@ func TestGeneratedLandscape(t *testing.T) {
 			assert.Contains(t, strings.ToUpper(u.Snippet), name, "%s: %+v", name, u)
 		}
 	}
+	found, err := call[sap.SearchObjectsResponse](t, s, sap.EndpointSearchObjects, eccKey, sap.SearchObjectsRequest{Query: "BAPI_GOODSMVT_*", ObjectType: "FUNC", Limit: 20})
+	require.NoError(t, err)
+	assert.Len(t, found.Objects, 20, "generated standard objects are searchable")
+	found, err = call[sap.SearchObjectsResponse](t, s, sap.EndpointSearchObjects, eccKey, sap.SearchObjectsRequest{Query: "ZCL_FI_*", CustomOnly: true, Limit: 5})
+	require.NoError(t, err)
+	assert.Len(t, found.Objects, 5, "generated custom objects are searchable")
 	src, err := call[sap.ABAPSource](t, s, sap.EndpointABAPSource, eccKey, sap.ABAPSourceRequest{Name: s.gen.customName(4)})
 	require.NoError(t, err)
 	assert.Contains(t, src.Source, "CLASS "+strings.ToLower(s.gen.customName(4)))

@@ -575,5 +575,25 @@ func (s *System) searchObjects(req sap.SearchObjectsRequest) sap.SearchObjectsRe
 			return res
 		}
 	}
+	// The generated landscape, by index; the scan stops when the page is full.
+	for i := 0; i < s.gen.custom; i++ {
+		if o, ok := s.genCustom(i, false); ok && !add(sap.ObjectRef{Type: o.Type, Name: o.Name, Description: o.Description, Package: o.Package, Custom: true}) {
+			return res
+		}
+	}
+	if req.CustomOnly {
+		return res
+	}
+	for j := 0; j < s.gen.std; j++ {
+		if typ != "" && s.gen.stdType(j) != typ {
+			continue
+		}
+		if name := s.gen.stdName(j); re.MatchString(name) {
+			o := s.gen.stdObject(j)
+			if !add(sap.ObjectRef{Type: o.typ, Name: o.name, Description: o.description, Package: o.pkg}) {
+				return res
+			}
+		}
+	}
 	return res
 }
