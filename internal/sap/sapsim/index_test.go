@@ -593,3 +593,27 @@ func TestABAPGitRepositoryAsSAPKeepsIt(t *testing.T) {
 	}
 	assert.True(t, users["ZCL_CREDIT_SERVICE"] && users["ZI_CREDIT_CASE"] && users["ZFG_CREDIT"], "%v", users)
 }
+
+// Paging, where-used and changes may run at the same time (go test -race).
+func TestIndexWhileTheSystemChanges(t *testing.T) {
+	s := generated(t, 2000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 20; i++ {
+			s.TouchCustomObjects(3)
+			assert.NoError(t, s.ActivateObject("PROG", fmt.Sprintf("ZR_CONCURRENT_%d", i), "", "", "REPORT x.\nSELECT * FROM bseg INTO TABLE @DATA(x).\n"))
+		}
+	}()
+	for _, ep := range allPhases {
+		p, err := call[sap.IndexPage](t, s, ep, eccKey, sap.IndexRequest{Limit: 50})
+		require.NoError(t, err)
+		for p.NextCursor != "" {
+			p, err = call[sap.IndexPage](t, s, ep, eccKey, sap.IndexRequest{Limit: 50, Cursor: p.NextCursor})
+			require.NoError(t, err)
+		}
+		_, err = call[sap.WhereUsedResponse](t, s, sap.EndpointWhereUsed, eccKey, sap.WhereUsedRequest{Name: "BSEG"})
+		require.NoError(t, err)
+	}
+	<-done
+}
