@@ -192,7 +192,7 @@ func (s *System) walk(endpoint, secs string, from position, fn func([]map[string
 				var items []map[string]any
 				for _, f := range s.tables[names[i]].schema.Fields {
 					if strings.HasPrefix(f.Name, "YY1_") {
-						items = append(items, map[string]any{"kind": "custom_field", "name": f.Name, "extends": names[i], "description": f.Description})
+						items = append(items, map[string]any{"type": "FIELD", "kind": "custom_field", "name": f.Name, "extends": names[i], "description": f.Description})
 					}
 				}
 				if len(items) > 0 && !fn(items, position{sec: 't', key: names[i]}) {
@@ -337,11 +337,11 @@ func (s *System) objectItems(endpoint string, o *object) []map[string]any {
 		return []map[string]any{{"type": o.Type, "name": o.Name, "source": o.Source, "lines": strings.Count(o.Source, "\n") + 1}}
 	case sap.EndpointIndexEnhancements:
 		if o.Kind == "badi" || o.Kind == "user_exit" || o.Kind == "append" || o.Kind == "enhancement" {
-			return []map[string]any{{"kind": o.Kind, "name": o.Name, "enhances": o.Implements, "description": o.Description}}
+			return []map[string]any{{"type": o.Type, "kind": o.Kind, "name": o.Name, "enhances": o.Implements, "description": o.Description}}
 		}
 	case sap.EndpointIndexS4Extensions:
 		if o.Kind == "key_user_field" || o.Kind == "cds_extension" {
-			return []map[string]any{{"kind": o.Kind, "name": o.Name, "extends": o.Implements, "description": o.Description}}
+			return []map[string]any{{"type": o.Type, "kind": o.Kind, "name": o.Name, "extends": o.Implements, "description": o.Description}}
 		}
 	}
 	return nil
