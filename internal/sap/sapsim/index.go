@@ -222,13 +222,19 @@ func (s *System) deltaItems(endpoint string, c sap.Change) []map[string]any {
 		return nil
 	}
 	if endpoint == sap.EndpointIndexCatalogContext {
-		if isCustomName(c.ObjectName) || s.stdSeq[c.ObjectType+"/"+c.ObjectName] != c.Seq {
-			return nil
+		var out []map[string]any
+		if !isCustomName(c.ObjectName) && s.stdSeq[c.ObjectType+"/"+c.ObjectName] == c.Seq {
+			if it, ok := s.catalogItem(c.ObjectType, c.ObjectName); ok {
+				out = append(out, it)
+			}
 		}
-		if it, ok := s.catalogItem(c.ObjectType, c.ObjectName); ok {
-			return []map[string]any{it}
+		for _, k := range s.discovered[c.Seq] { // SAP objects this change's custom code named first
+			typ, name, _ := strings.Cut(k, "/")
+			if it, ok := s.catalogItem(typ, name); ok && s.stdSeq[k] <= c.Seq {
+				out = append(out, it)
+			}
 		}
-		return nil
+		return out
 	}
 	if o, ok := s.objects[c.ObjectType+"/"+c.ObjectName]; ok {
 		if o.Seq != c.Seq {

@@ -343,6 +343,7 @@ CALL TRANSACTION 'FB03'.
 SUBMIT rfbibl00 AND RETURN.
 INCLUDE zfi_posting_forms.
 `
+	start := s.Info().ChangeSeq
 	require.NoError(t, s.ActivateObject("PROG", "ZR_FI_POSTING_CHECK", "Posting check", "ZFI", src))
 	require.NoError(t, s.ActivateObject("DDLS", "ZI_FI_ITEMS", "FI items", "ZFI", `@AbapCatalog.sqlViewName: 'ZIFIITEMS'
 define view ZI_FI_ITEMS as select from bseg
@@ -388,6 +389,18 @@ define view ZI_FI_ITEMS as select from bseg
 	assert.Contains(t, inCat, "I_COMPANYCODE")
 	assert.Equal(t, "released", inCat["I_COMPANYCODE"])
 	assert.NotContains(t, inCat, "ZFI_LOG", "custom objects are not in the standard catalog")
+	// A catalog delta lists the SAP objects new custom code named first, once.
+	require.NoError(t, s.ActivateObject("PROG", "ZR_FI_POSTING_CHECK2", "", "", "REPORT x.\nDATA lo TYPE REF TO cl_bal_logobj.\n"))
+	delta, total := pageAll(t, s, sap.EndpointIndexCatalogContext, sap.IndexRequest{AfterSeq: start, Limit: 2})
+	assert.Equal(t, total, len(delta))
+	var names []string
+	for _, it := range delta {
+		names = append(names, it["name"].(string))
+	}
+	assert.Contains(t, names, "CL_BAL_LOGOBJ")
+	assert.Contains(t, names, "I_COMPANYCODE")
+	assert.Contains(t, names, "RFBIBL00")
+	assert.NotContains(t, names, "BSEG", "BSEG was in the catalog before")
 }
 
 func TestChangeDocuments(t *testing.T) {
