@@ -428,8 +428,8 @@ func (g *generator) relCount(i int) int {
 	return n
 }
 
-// usesName says whether generated custom objects can reference name at all, and which of
-// them: the candidate index range [from, to) (the full range for real SAP objects).
+// users says whether generated custom objects can reference name at all, and which of them:
+// the candidate index range [from, to) (the full range for real SAP objects).
 func (g *generator) users(typ, name string) (from, to int, ok bool) {
 	if g.custom == 0 {
 		return 0, 0, false

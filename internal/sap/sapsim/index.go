@@ -311,10 +311,10 @@ func (s *System) total(endpoint, secs string, afterSeq int64) int {
 	return n
 }
 
+// relTotal is the number of relationship items of all generated custom objects, counted once.
 func (g *generator) relTotal() int {
 	g.mu.Lock()
-	done := g.relSum >= 0 && g.relSumDone
-	sum := g.relSum
+	done, sum := g.relSumDone, g.relSum
 	g.mu.Unlock()
 	if done {
 		return sum
