@@ -131,6 +131,7 @@ func (s *System) LoadABAPGit(dir string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	before := s.catalog()
 	for name, de := range l.dtels {
 		s.dtels[name] = de
 	}
@@ -158,6 +159,9 @@ func (s *System) LoadABAPGit(dir string) error {
 		s.prepare(o)
 	}
 	s.rebuildKeys()
+	for _, o := range l.objs {
+		s.discover(before, o)
+	}
 	return nil
 }
 

@@ -51,6 +51,7 @@ func (s *System) ActivateObject(typ, name, description, pkg, source string) erro
 	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	before := s.catalog()
 	key := typ + "/" + name
 	change := "modified"
 	o, exists := s.objects[key]
@@ -82,7 +83,26 @@ func (s *System) ActivateObject(typ, name, description, pkg, source string) erro
 		s.funcs[name] = &function{iface: sapFunctionInterface(o), run: customFunction(name)}
 	}
 	o.Seq = s.logChange(typ, name, change, "DEVELOPER")
+	s.discover(before, o)
 	return nil
+}
+
+// discover records the SAP objects o references that the catalog did not list before (the
+// simulator learns of SAP objects from custom code), so a catalog delta after o's change lists
+// them once. Callers hold s.mu for writing.
+func (s *System) discover(before *catalogSnapshot, o *object) {
+	after := s.catalog()
+	for _, r := range o.refs {
+		typ := s.resolveType(r.Type, r.Name)
+		k := typ + "/" + r.Name
+		if _, was := before.byKey[k]; was {
+			continue
+		}
+		if _, now := after.byKey[k]; now {
+			s.discovered[o.Seq] = append(s.discovered[o.Seq], k)
+			before.byKey[k] = -1 // once per object, even if referenced in several ways
+		}
+	}
 }
 
 // DeleteObject deletes a custom object (loaded or generated); probe_changes reports it with

@@ -57,6 +57,12 @@ var areas = []area{
 	{"HR", "PA-PA", "PAOC_PA", "Personnel Administration", "PA00", "EMPLOYEE", [6]string{"INFOTY", "ORGASS", "PAYROL", "ABSENC", "TIME", "BENEF"}},
 }
 
+var (
+	stdTypeWords = map[string]string{"TABL": "table", "FUNC": "function module", "CLAS": "class", "INTF": "interface",
+		"DDLS": "CDS view", "PROG": "report", "DTEL": "data element", "DOMA": "domain"}
+	customTypeWords = map[string]string{"PROG": "Report", "CLAS": "Service", "FUNC": "Function", "DDLS": "View", "TABL": "Table"}
+)
+
 var bapiVerbs = [...]string{"GETDETAIL", "GETLIST", "CREATE", "CHANGE", "POST", "CHECK"}
 var funcVerbs = [...]string{"READ", "SAVE", "DETERMINE", "CHECK", "UPDATE", "BUILD"}
 
@@ -130,7 +136,7 @@ func (g *generator) stdType(j int) string {
 }
 
 func (g *generator) stdName(j int) string {
-	a := areas[(j/20)%len(areas)]
+	a := &areas[(j/20)%len(areas)]
 	slot, sfx := j%20, suffix(j)
 	noun := a.nouns[(j/20/len(areas)+slot)%6]
 	switch {
@@ -157,12 +163,11 @@ func (g *generator) stdName(j int) string {
 // std derives standard object j: release states are a deterministic mix, with slots 10 (CLAS)
 // and 14 (DDLS) always released so they can be the successors of their block.
 func (g *generator) stdObject(j int) stdObject {
-	a := areas[(j/20)%len(areas)]
+	a := &areas[(j/20)%len(areas)]
 	typ := g.stdType(j)
 	o := stdObject{typ: typ, name: g.stdName(j), pkg: a.pkg, component: a.component}
 	noun := strings.ToLower(a.nouns[(j/20/len(areas)+j%20)%6])
-	o.description = fmt.Sprintf("%s: %s %s", a.name, noun, map[string]string{"TABL": "table", "FUNC": "function module", "CLAS": "class", "INTF": "interface",
-		"DDLS": "CDS view", "PROG": "report", "DTEL": "data element", "DOMA": "domain"}[typ])
+	o.description = a.name + ": " + noun + " " + stdTypeWords[typ]
 	h := (j*2654435761 + 17) % 20 // a fixed scramble of the index
 	if h < 0 {
 		h = -h
@@ -215,7 +220,7 @@ func (g *generator) customType(i int) string {
 }
 
 func (g *generator) customName(i int) string {
-	a := areas[i%len(areas)]
+	a := &areas[i%len(areas)]
 	noun := a.nouns[(i/len(areas))%6]
 	sfx := suffix(i)
 	var n string
@@ -274,14 +279,14 @@ func (g *generator) shape(i int) int {
 // customObject derives generated custom object i at a version (0: as generated; TouchCustomObjects
 // raises it). Its refs are what abapref extracts from its source, as for any other object.
 func (g *generator) customObject(i, version int, withSource bool) *object {
-	a := areas[i%len(areas)]
+	a := &areas[i%len(areas)]
 	typ := g.customType(i)
 	name := g.customName(i)
 	pkgs := [...]string{"REPORTS", "TOOLS", "MIGRATION", "INTERFACES"}
 	o := &object{Type: typ, Name: name, Package: "Z" + a.code + "_" + pkgs[(i/10)%4], CreatedBy: [...]string{"JSMITH", "MMUELLER", "ABECKER", "LROSSI", "PDUBOIS", "KTANAKA"}[i%6],
 		ChangedAt: fmt.Sprintf("20%02d-%02d-%02d", 12+i%13, 1+i%12, 1+i%28), generated: true, genIndex: i, version: version}
 	noun := strings.ToLower(a.nouns[(i/len(areas))%6])
-	o.Description = fmt.Sprintf("%s %s (%s)", map[string]string{"PROG": "Report", "CLAS": "Service", "FUNC": "Function", "DDLS": "View", "TABL": "Table"}[typ], noun, a.name)
+	o.Description = customTypeWords[typ] + " " + noun + " (" + a.name + ")"
 	if version > 0 {
 		o.Description += fmt.Sprintf(", v%d", version)
 	}
@@ -302,7 +307,8 @@ func (g *generator) source(i, version int, o *object) string {
 	ztab = strings.ToLower(ztab)
 	sh := g.shape(i)
 	var w strings.Builder
-	line := func(format string, args ...any) { fmt.Fprintf(&w, format+"\n", args...) }
+	w.Grow(1536)
+	line := func(format string, args ...any) { writeLine(&w, format, args) }
 	switch o.Type {
 	case "PROG":
 		line("REPORT %s.", lower)
@@ -422,8 +428,8 @@ func (g *generator) relCount(i int) int {
 	return n
 }
 
-// usesName says whether generated custom objects can reference name at all, and which of
-// them: the candidate index range [from, to) (the full range for real SAP objects).
+// users says whether generated custom objects can reference name at all, and which of them:
+// the candidate index range [from, to) (the full range for real SAP objects).
 func (g *generator) users(typ, name string) (from, to int, ok bool) {
 	if g.custom == 0 {
 		return 0, 0, false
@@ -442,4 +448,27 @@ func (g *generator) users(typ, name string) (from, to int, ok bool) {
 		return 0, g.custom, true
 	}
 	return 0, 0, false
+}
+
+// writeLine is fmt.Fprintf for the %s and %d verbs only: a page renders a thousand sources,
+// and fmt's generality is most of that cost.
+func writeLine(w *strings.Builder, format string, args []any) {
+	k := 0
+	for {
+		i := strings.IndexByte(format, '%')
+		if i < 0 || i+1 >= len(format) || k >= len(args) {
+			break
+		}
+		w.WriteString(format[:i])
+		switch v := args[k].(type) {
+		case string:
+			w.WriteString(v)
+		case int:
+			w.WriteString(strconv.Itoa(v))
+		}
+		k++
+		format = format[i+2:]
+	}
+	w.WriteString(format)
+	w.WriteByte('\n')
 }

@@ -192,7 +192,7 @@ func (s *System) walk(endpoint, secs string, from position, fn func([]map[string
 				var items []map[string]any
 				for _, f := range s.tables[names[i]].schema.Fields {
 					if strings.HasPrefix(f.Name, "YY1_") {
-						items = append(items, map[string]any{"kind": "custom_field", "name": f.Name, "extends": names[i], "description": f.Description})
+						items = append(items, map[string]any{"type": "FIELD", "kind": "custom_field", "name": f.Name, "extends": names[i], "description": f.Description})
 					}
 				}
 				if len(items) > 0 && !fn(items, position{sec: 't', key: names[i]}) {
@@ -222,13 +222,19 @@ func (s *System) deltaItems(endpoint string, c sap.Change) []map[string]any {
 		return nil
 	}
 	if endpoint == sap.EndpointIndexCatalogContext {
-		if isCustomName(c.ObjectName) || s.stdSeq[c.ObjectType+"/"+c.ObjectName] != c.Seq {
-			return nil
+		var out []map[string]any
+		if !isCustomName(c.ObjectName) && s.stdSeq[c.ObjectType+"/"+c.ObjectName] == c.Seq {
+			if it, ok := s.catalogItem(c.ObjectType, c.ObjectName); ok {
+				out = append(out, it)
+			}
 		}
-		if it, ok := s.catalogItem(c.ObjectType, c.ObjectName); ok {
-			return []map[string]any{it}
+		for _, k := range s.discovered[c.Seq] { // SAP objects this change's custom code named first
+			typ, name, _ := strings.Cut(k, "/")
+			if it, ok := s.catalogItem(typ, name); ok && s.stdSeq[k] <= c.Seq {
+				out = append(out, it)
+			}
 		}
-		return nil
+		return out
 	}
 	if o, ok := s.objects[c.ObjectType+"/"+c.ObjectName]; ok {
 		if o.Seq != c.Seq {
@@ -305,10 +311,10 @@ func (s *System) total(endpoint, secs string, afterSeq int64) int {
 	return n
 }
 
+// relTotal is the number of relationship items of all generated custom objects, counted once.
 func (g *generator) relTotal() int {
 	g.mu.Lock()
-	done := g.relSum >= 0 && g.relSumDone
-	sum := g.relSum
+	done, sum := g.relSumDone, g.relSum
 	g.mu.Unlock()
 	if done {
 		return sum
@@ -337,11 +343,11 @@ func (s *System) objectItems(endpoint string, o *object) []map[string]any {
 		return []map[string]any{{"type": o.Type, "name": o.Name, "source": o.Source, "lines": strings.Count(o.Source, "\n") + 1}}
 	case sap.EndpointIndexEnhancements:
 		if o.Kind == "badi" || o.Kind == "user_exit" || o.Kind == "append" || o.Kind == "enhancement" {
-			return []map[string]any{{"kind": o.Kind, "name": o.Name, "enhances": o.Implements, "description": o.Description}}
+			return []map[string]any{{"type": o.Type, "kind": o.Kind, "name": o.Name, "enhances": o.Implements, "description": o.Description}}
 		}
 	case sap.EndpointIndexS4Extensions:
 		if o.Kind == "key_user_field" || o.Kind == "cds_extension" {
-			return []map[string]any{{"kind": o.Kind, "name": o.Name, "extends": o.Implements, "description": o.Description}}
+			return []map[string]any{{"type": o.Type, "kind": o.Kind, "name": o.Name, "extends": o.Implements, "description": o.Description}}
 		}
 	}
 	return nil

@@ -174,6 +174,12 @@ func TestGeneratedLandscape(t *testing.T) {
 			assert.Contains(t, strings.ToUpper(u.Snippet), name, "%s: %+v", name, u)
 		}
 	}
+	found, err := call[sap.SearchObjectsResponse](t, s, sap.EndpointSearchObjects, eccKey, sap.SearchObjectsRequest{Query: "BAPI_GOODSMVT_*", ObjectType: "FUNC", Limit: 20})
+	require.NoError(t, err)
+	assert.Len(t, found.Objects, 20, "generated standard objects are searchable")
+	found, err = call[sap.SearchObjectsResponse](t, s, sap.EndpointSearchObjects, eccKey, sap.SearchObjectsRequest{Query: "ZCL_FI_*", CustomOnly: true, Limit: 5})
+	require.NoError(t, err)
+	assert.Len(t, found.Objects, 5, "generated custom objects are searchable")
 	src, err := call[sap.ABAPSource](t, s, sap.EndpointABAPSource, eccKey, sap.ABAPSourceRequest{Name: s.gen.customName(4)})
 	require.NoError(t, err)
 	assert.Contains(t, src.Source, "CLASS "+strings.ToLower(s.gen.customName(4)))
@@ -337,6 +343,7 @@ CALL TRANSACTION 'FB03'.
 SUBMIT rfbibl00 AND RETURN.
 INCLUDE zfi_posting_forms.
 `
+	start := s.Info().ChangeSeq
 	require.NoError(t, s.ActivateObject("PROG", "ZR_FI_POSTING_CHECK", "Posting check", "ZFI", src))
 	require.NoError(t, s.ActivateObject("DDLS", "ZI_FI_ITEMS", "FI items", "ZFI", `@AbapCatalog.sqlViewName: 'ZIFIITEMS'
 define view ZI_FI_ITEMS as select from bseg
@@ -382,6 +389,18 @@ define view ZI_FI_ITEMS as select from bseg
 	assert.Contains(t, inCat, "I_COMPANYCODE")
 	assert.Equal(t, "released", inCat["I_COMPANYCODE"])
 	assert.NotContains(t, inCat, "ZFI_LOG", "custom objects are not in the standard catalog")
+	// A catalog delta lists the SAP objects new custom code named first, once.
+	require.NoError(t, s.ActivateObject("PROG", "ZR_FI_POSTING_CHECK2", "", "", "REPORT x.\nDATA lo TYPE REF TO cl_bal_logobj.\n"))
+	delta, total := pageAll(t, s, sap.EndpointIndexCatalogContext, sap.IndexRequest{AfterSeq: start, Limit: 2})
+	assert.Equal(t, total, len(delta))
+	var names []string
+	for _, it := range delta {
+		names = append(names, it["name"].(string))
+	}
+	assert.Contains(t, names, "CL_BAL_LOGOBJ")
+	assert.Contains(t, names, "I_COMPANYCODE")
+	assert.Contains(t, names, "RFBIBL00")
+	assert.NotContains(t, names, "BSEG", "BSEG was in the catalog before")
 }
 
 func TestChangeDocuments(t *testing.T) {
@@ -586,4 +605,28 @@ func TestABAPGitRepositoryAsSAPKeepsIt(t *testing.T) {
 		users[u.Name] = true
 	}
 	assert.True(t, users["ZCL_CREDIT_SERVICE"] && users["ZI_CREDIT_CASE"] && users["ZFG_CREDIT"], "%v", users)
+}
+
+// Paging, where-used and changes may run at the same time (go test -race).
+func TestIndexWhileTheSystemChanges(t *testing.T) {
+	s := generated(t, 2000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 20; i++ {
+			s.TouchCustomObjects(3)
+			assert.NoError(t, s.ActivateObject("PROG", fmt.Sprintf("ZR_CONCURRENT_%d", i), "", "", "REPORT x.\nSELECT * FROM bseg INTO TABLE @DATA(x).\n"))
+		}
+	}()
+	for _, ep := range allPhases {
+		p, err := call[sap.IndexPage](t, s, ep, eccKey, sap.IndexRequest{Limit: 50})
+		require.NoError(t, err)
+		for p.NextCursor != "" {
+			p, err = call[sap.IndexPage](t, s, ep, eccKey, sap.IndexRequest{Limit: 50, Cursor: p.NextCursor})
+			require.NoError(t, err)
+		}
+		_, err = call[sap.WhereUsedResponse](t, s, sap.EndpointWhereUsed, eccKey, sap.WhereUsedRequest{Name: "BSEG"})
+		require.NoError(t, err)
+	}
+	<-done
 }

@@ -69,7 +69,7 @@ func NewLandscape(opts Options) *Landscape {
 		{"S4H", "S4HANA", S4HConnectorKey, "SAP S/4HANA 2023 FPS02", "758", "s4hprd01"},
 	} {
 		s := &System{opts: opts, faults: faults, faultMu: &sync.Mutex{}, key: def.key, sessions: map[string]*session{}, memo: newMemo(),
-			gen: newGenerator(opts.GeneratedObjects), genChanged: map[int]genChange{}, stdSeq: map[string]int64{}, dtels: map[string]dataElement{}}
+			gen: newGenerator(opts.GeneratedObjects), genChanged: map[int]genChange{}, stdSeq: map[string]int64{}, discovered: map[int64][]string{}, dtels: map[string]dataElement{}}
 		s.info = sap.SystemInfo{SystemID: def.sid, SystemType: def.typ, Release: def.release, BasisRel: def.basis, Client: client,
 			Host: def.host, Database: "HDB", Unicode: true, Components: components(def.typ)}
 		if def.typ == "ECC" {
@@ -125,6 +125,7 @@ type System struct {
 	matKeys    []string               // keys of objects, sorted: the index phases' order
 	touchNext  int                    // TouchCustomObjects' rotation
 	stdSeq     map[string]int64       // TYPE/NAME of changed standard objects -> latest seq
+	discovered map[int64][]string     // change seq -> TYPE/NAME of SAP objects its custom code named first
 	cdNext     int                    // last change-document number (CDHDR-CHANGENR)
 	dtels      map[string]dataElement // data elements loaded from abapGit
 	objVersion int                    // raised whenever custom objects change (catalog staleness)

@@ -527,6 +527,23 @@ func wildcard(q string) *regexp.Regexp {
 	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
 }
 
+// nameMatcher is wildcard matching without a regexp for the common shapes ("X", "*X*", "X*"),
+// which a scan of a million generated names needs.
+func nameMatcher(q string, re *regexp.Regexp) func(string) bool {
+	q = strings.ToUpper(strings.TrimSpace(q))
+	inner := strings.Trim(q, "*")
+	if strings.Contains(inner, "*") {
+		return re.MatchString
+	}
+	switch {
+	case !strings.Contains(q, "*") || (strings.HasPrefix(q, "*") && strings.HasSuffix(q, "*")):
+		return func(n string) bool { return strings.Contains(n, inner) }
+	case strings.HasSuffix(q, "*"):
+		return func(n string) bool { return strings.HasPrefix(n, inner) }
+	}
+	return func(n string) bool { return strings.HasSuffix(n, inner) }
+}
+
 func (s *System) searchObjects(req sap.SearchObjectsRequest) sap.SearchObjectsResponse {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -573,6 +590,30 @@ func (s *System) searchObjects(req sap.SearchObjectsRequest) sap.SearchObjectsRe
 	for _, name := range sortedNames(standardObjects) {
 		if !add(sap.ObjectRef{Type: standardObjects[name].typ, Name: name, Description: "SAP standard object", Package: "SAP"}) {
 			return res
+		}
+	}
+	// The generated landscape, by index; the scan stops when the page is full.
+	match := nameMatcher(req.Query, re)
+	for i := 0; i < s.gen.custom; i++ {
+		if typ != "" && s.gen.customType(i) != typ {
+			continue
+		}
+		if o, ok := s.genCustom(i, false); ok && !add(sap.ObjectRef{Type: o.Type, Name: o.Name, Description: o.Description, Package: o.Package, Custom: true}) {
+			return res
+		}
+	}
+	if req.CustomOnly {
+		return res
+	}
+	for j := 0; j < s.gen.std; j++ {
+		if typ != "" && s.gen.stdType(j) != typ {
+			continue
+		}
+		if name := s.gen.stdName(j); match(name) {
+			o := s.gen.stdObject(j)
+			if !add(sap.ObjectRef{Type: o.typ, Name: o.name, Description: o.description, Package: o.pkg}) {
+				return res
+			}
 		}
 	}
 	return res
