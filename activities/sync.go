@@ -172,6 +172,13 @@ func (a *Activities) ProbeChanges(ctx context.Context, in workflows.ProbeInput) 
 		return workflows.ProbeResult{}, err
 	}
 	defer heartbeatEvery(ctx, syncHeartbeatEvery)()
+	if in.Full {
+		var info sap.SystemInfo
+		if err := callConnector(ctx, api, sap.EndpointSystemInfo, struct{}{}, &info); err != nil {
+			return workflows.ProbeResult{}, connectorError("system info", err)
+		}
+		return workflows.ProbeResult{LatestSeq: info.ChangeSeq}, nil
+	}
 	res := workflows.ProbeResult{LatestSeq: in.AfterSeq}
 	after := in.AfterSeq
 	for {

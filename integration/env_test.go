@@ -229,6 +229,7 @@ type event struct {
 	Delta     string          `json:"delta"`
 	MessageID string          `json:"message_id"`
 	Status    string          `json:"status"`
+	RunID     string          `json:"run_id"` // sync_* events
 	Message   *messageJSON    `json:"message"`
 	Messages  []messageJSON   `json:"messages"`
 	Raw       json.RawMessage `json:"-"`
@@ -243,7 +244,13 @@ type socket struct {
 
 func (e *env) dial(agentID, query string) *socket {
 	e.t.Helper()
-	u := "ws" + strings.TrimPrefix(e.stack.APIURL, "http") + "/api/agents/" + agentID + "/ws" + query
+	return e.dialPath("/api/agents/" + agentID + "/ws" + query)
+}
+
+// dialPath opens a WebSocket on an API path.
+func (e *env) dialPath(path string) *socket {
+	e.t.Helper()
+	u := "ws" + strings.TrimPrefix(e.stack.APIURL, "http") + path
 	conn, resp, err := websocket.DefaultDialer.Dial(u, http.Header{"Authorization": {"Bearer " + e.token}})
 	require.NoError(e.t, err)
 	_ = resp.Body.Close()

@@ -70,6 +70,9 @@ type ProbeInput struct {
 	WorkspaceID  string `json:"workspace_id"`
 	ConnectionID string `json:"connection_id"`
 	AfterSeq     int64  `json:"after_seq"`
+	// Full: only read where the change log stands now (a full sync reads everything; the
+	// next delta starts there).
+	Full bool `json:"full,omitempty"`
 }
 
 // ProbeResult counts the changed objects (stored in sap_sync_changes) and the newest position.
@@ -196,8 +199,8 @@ func (s *syncRun) details() {
 // plan lists the steps of the run.
 func (s *syncRun) plan() []PhaseStatus {
 	var names []string
-	if s.st.Mode == "delta" {
-		names = append(names, StepProbe)
+	if s.st.Mode != "enrich-only" {
+		names = append(names, StepProbe) // a full notes where the change log stands; a delta reads it
 	}
 	if s.st.Mode != "enrich-only" {
 		names = append(names, indexPhases(s.start.SystemType)...)
@@ -249,10 +252,14 @@ func (s *syncRun) run() error {
 		switch name {
 		case StepProbe:
 			err = s.step(i, func() (PhaseResult, error) {
-				res, err := ProbeChanges.Run(s.actx, ProbeInput{RunID: s.start.RunID, WorkspaceID: s.in.WorkspaceID, ConnectionID: s.in.ConnectionID, AfterSeq: s.start.ChangeSeq})
-				s.st.Changes, s.latestSeq = res.Changes, max(res.LatestSeq, s.start.ChangeSeq)
+				res, err := ProbeChanges.Run(s.actx, ProbeInput{RunID: s.start.RunID, WorkspaceID: s.in.WorkspaceID, ConnectionID: s.in.ConnectionID,
+					AfterSeq: s.start.ChangeSeq, Full: s.st.Mode == "full"})
+				s.st.Changes, s.latestSeq = res.Changes, res.LatestSeq
 				return PhaseResult{Items: res.Changes}, err
 			})
+			if s.st.Mode == "full" {
+				break
+			}
 			if err == nil && s.st.Changes == 0 {
 				return errNothingChanged
 			}
