@@ -301,41 +301,28 @@ func (r *docRunner) flushBumps(ctx context.Context) error {
 
 // generate walks packages, processes and objects and submits their docs.
 func (r *docRunner) generate(ctx context.Context) error {
-	pkgs, err := r.packages(ctx)
-	if err != nil {
-		return err
-	}
-	var objects int64
+	var objects, pkgs int64
 	if err := r.db.QueryRow(ctx, `SELECT count(*) FROM workspace_sap_index o
 		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
 		changedFilter("o"), r.s.args()...).Scan(&objects); err != nil {
 		return fmt.Errorf("count custom objects: %w", err)
 	}
+	if err := r.db.QueryRow(ctx, `SELECT count(DISTINCT o.package) FROM workspace_sap_index o
+		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'
+			AND o.package <> ''`+changedFilter("o"), r.s.args()...).Scan(&pkgs); err != nil {
+		return fmt.Errorf("count packages: %w", err)
+	}
 	r.mu.Lock()
-	r.total = objects + 2*int64(len(pkgs)) + int64(len(processes))
+	r.total = objects + 2*pkgs + int64(len(processes)) // an estimate: not every package has tables
 	r.report()
 	r.mu.Unlock()
-	for _, p := range pkgs {
-		if err := r.packageDocs(ctx, p); err != nil {
-			return err
-		}
+	if err := r.packageDocs(ctx); err != nil {
+		return err
 	}
 	if err := r.processDocs(ctx); err != nil {
 		return err
 	}
 	return r.objectDocs(ctx)
-}
-
-// packages lists the packages to document: all packages with custom objects, or in a delta
-// those of the changed objects. Packages are few (thousands at most), objects are not.
-func (r *docRunner) packages(ctx context.Context) ([]string, error) {
-	rows, err := r.db.Query(ctx, `SELECT DISTINCT o.package FROM workspace_sap_index o
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'
-			AND o.package <> ''`+changedFilter("o")+` ORDER BY 1`, r.s.args()...)
-	if err != nil {
-		return nil, fmt.Errorf("list packages: %w", err)
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // oldHash is the input hash a doc was last written from (nil: none).
