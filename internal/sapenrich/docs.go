@@ -285,15 +285,14 @@ func (r *docRunner) flushBumps(ctx context.Context) error {
 	if len(bumps) == 0 {
 		return nil
 	}
-	kinds, subjects := make([]string, len(bumps)), make([]string, len(bumps))
-	for i, b := range bumps {
-		kinds[i], subjects[i] = b[0], b[1]
+	// One statement per doc by primary key, pipelined (see updateEmbeddings for why not one
+	// UPDATE … FROM unnest).
+	batch := &pgx.Batch{}
+	for _, k := range bumps {
+		batch.Queue(`UPDATE sap_generated_docs SET generation = $3 WHERE connection_id = $1 AND kind = $4 AND subject = $5
+			AND workspace_id = $2 AND generation < $3`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, k[0], k[1])
 	}
-	_, err := r.db.Exec(ctx, `UPDATE sap_generated_docs d SET generation = $3
-		FROM unnest($4::text[], $5::text[]) AS t(kind, subject)
-		WHERE d.connection_id = $1 AND d.workspace_id = $2 AND d.kind = t.kind AND d.subject = t.subject AND d.generation < $3`,
-		r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, kinds, subjects)
-	if err != nil {
+	if err := r.db.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("confirm unchanged docs: %w", err)
 	}
 	return nil

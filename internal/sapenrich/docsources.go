@@ -336,13 +336,13 @@ func pruneDocs(ctx context.Context, db DB, s Scope, processIDs []string) (int64,
 		return removed, fmt.Errorf("prune process docs: %w", err)
 	}
 	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
-		AND d.kind = 'object' AND NOT EXISTS (SELECT 1 FROM workspace_sap_index o WHERE o.connection_id = $1 AND o.generation = $3
-			AND o.phase = 'custom_objects' AND o.object_type || ' ' || o.object_name = d.subject)`, base...); err != nil {
+		AND d.kind = 'object' AND d.subject NOT IN (SELECT o.object_type || ' ' || o.object_name FROM workspace_sap_index o
+			WHERE o.connection_id = $1 AND o.generation = $3 AND o.phase = 'custom_objects')`, base...); err != nil {
 		return removed, fmt.Errorf("prune object docs: %w", err)
 	}
 	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
-		AND d.kind IN ('package', 'er_diagram') AND NOT EXISTS (SELECT 1 FROM workspace_sap_index o WHERE o.connection_id = $1
-			AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = d.subject)`, base...); err != nil {
+		AND d.kind IN ('package', 'er_diagram') AND d.subject NOT IN (SELECT o.package FROM workspace_sap_index o
+			WHERE o.connection_id = $1 AND o.generation = $3 AND o.phase = 'custom_objects')`, base...); err != nil {
 		return removed, fmt.Errorf("prune package docs: %w", err)
 	}
 	if !s.delta() {
@@ -377,8 +377,8 @@ func IndexDocs(ctx context.Context, db DB, s Scope) (int64, error) {
 		return 0, fmt.Errorf("index docs: %w", err)
 	}
 	if _, err := db.Exec(ctx, `DELETE FROM sap_search_entries e WHERE e.connection_id = $1 AND e.workspace_id = $2
-		AND e.generation = $3 AND e.object_type = 'DOC' AND NOT EXISTS (SELECT 1 FROM sap_generated_docs d
-			WHERE d.connection_id = $1 AND d.kind || ':' || d.subject = e.object_name)`, s.ConnectionID, s.WorkspaceID, s.Generation); err != nil {
+		AND e.generation = $3 AND e.object_type = 'DOC' AND e.object_name NOT IN (SELECT d.kind || ':' || d.subject
+			FROM sap_generated_docs d WHERE d.connection_id = $1)`, s.ConnectionID, s.WorkspaceID, s.Generation); err != nil {
 		return 0, fmt.Errorf("remove entries of removed docs: %w", err)
 	}
 	return tag.RowsAffected(), nil
