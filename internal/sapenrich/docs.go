@@ -120,7 +120,7 @@ func GenerateDocs(ctx context.Context, db DB, s Scope, opts DocsOptions, progres
 	if genErr != nil {
 		return r.res, genErr
 	}
-	if r.res.Written == 0 && r.res.Failed > 0 {
+	if r.res.Written == 0 && r.outageFails > 0 {
 		return r.res, fmt.Errorf("%w: all %d calls failed, last: %v", ErrModelOutage, r.res.Failed, r.lastErr)
 	}
 	removed, err := pruneDocs(ctx, db, s, r.processes)
@@ -160,6 +160,7 @@ type docRunner struct {
 	budget      int64
 	bumps       [][2]string
 	failsInRow  int
+	outageFails int // failures that say the model is unavailable (not a refused request)
 	lastErr     error
 	processes   []string // business processes of this run (the others are pruned)
 }
@@ -229,7 +230,12 @@ func (r *docRunner) work(ctx context.Context) {
 		r.mu.Lock()
 		if err != nil && ctx.Err() == nil {
 			r.res.Failed++
+			if docRejected(err) {
+				r.mu.Unlock()
+				continue // this doc's request was refused; the model itself is fine
+			}
 			r.failsInRow++
+			r.outageFails++
 			r.lastErr = err
 			if r.failsInRow >= outageAfter {
 				r.cancel(fmt.Errorf("%w: %d calls in a row failed, last: %v", ErrModelOutage, r.failsInRow, err))
@@ -240,6 +246,21 @@ func (r *docRunner) work(ctx context.Context) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// docRejected reports whether the model refused one request (a 4xx other than timeout and
+// rate limit, e.g. a prompt over the context size): that doc fails, the model is not out.
+func docRejected(err error) bool {
+	status := 0
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		status = apiErr.HTTPStatusCode
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+	}
+	return status >= 400 && status < 500 && status != 408 && status != 429
 }
 
 // write asks the model for a doc's text.

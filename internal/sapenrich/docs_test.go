@@ -235,6 +235,15 @@ func TestGenerateDocsSkipsAFailedDocAndReportsAnOutage(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 15, res.Written)
 	assert.Len(t, docRows(t, l2), 17)
+
+	// Requests the model refuses (4xx) are those docs' failures, not an outage, even all of them.
+	l3 := newLandscape(t, "S4HANA")
+	l3.index(1, docObjects, docRels, docCode)
+	ms3 := newModelServer(t, offlinellm.Rule{Name: "refuse", Match: `.`, FailStatus: 400})
+	res, err = GenerateDocs(ctx, l3.db(), l3.scope, docsOpts(ms3), nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 15, res.Failed)
+	assert.EqualValues(t, 2, res.Diagrams)
 }
 
 // A line-by-line check of Mermaid's erDiagram grammar (mermaid's erDiagram.jison): quoted
