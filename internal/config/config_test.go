@@ -21,6 +21,7 @@ func TestDefaultsRunOfflineOnADevMachine(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ":8080", c.HTTPAddr)
 	assert.Equal(t, "offline:sapagent-offline", c.PrimaryModel)
+	assert.Equal(t, "offline:sapagent-offline", c.EmbeddingsModel)
 	assert.True(t, c.UsesOfflineModel())
 	assert.Equal(t, "http://127.0.0.1:8089/v1", c.OfflineLLMURL)
 	assert.Equal(t, 100*1024, c.MaxMessageBytes)
@@ -38,7 +39,19 @@ func TestAnAPIKeySwitchesTheDefaultModel(t *testing.T) {
 	c, err := load(env(map[string]string{"OPENAI_API_KEY": "sk-test"}))
 	require.NoError(t, err)
 	assert.Equal(t, "openai:gpt-4o-mini", c.PrimaryModel)
+	assert.Equal(t, "openai:text-embedding-3-small", c.EmbeddingsModel)
 	assert.False(t, c.UsesOfflineModel())
+}
+
+func TestEmbeddingsModelChecksOnlyItsProvider(t *testing.T) {
+	// OPENAI_MODELS lists chat models; the embeddings model need not be among them.
+	c, err := load(env(map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_MODELS": "gpt-4o-mini"}))
+	require.NoError(t, err)
+	assert.Equal(t, "openai:text-embedding-3-small", c.EmbeddingsModel)
+	_, err = load(env(map[string]string{"EMBEDDINGS_MODEL": "nope:x"}))
+	assert.ErrorContains(t, err, "EMBEDDINGS_MODEL")
+	_, err = load(env(map[string]string{"EMBEDDINGS_MODEL": "text-embedding-3-small"}))
+	assert.ErrorContains(t, err, "EMBEDDINGS_MODEL")
 }
 
 func TestMalformedValuesNameTheVariable(t *testing.T) {

@@ -84,17 +84,23 @@ func AnalyzeCleanCore(ctx context.Context, db DB, s Scope, opts CleanCoreOptions
 	}
 	report(progress, 0, total)
 
-	// One ordered join streams each object with its relationships; rows arrive grouped by
-	// object, so only one object's usages are in memory.
-	rows, err := db.Query(ctx, `SELECT o.object_type, o.object_name, o.package,
-			coalesce(r.data->>'to_type', ''), coalesce(r.data->>'to', ''), coalesce(r.data->>'kind', ''),
-			coalesce(r.data->>'usage', ''), coalesce(r.data->>'line', '')
+	// Each object comes with its relationships aggregated by a correlated lookup on the
+	// primary key: one index probe per object whatever the planner's statistics (freshly
+	// copied rows have none, and a join planned on them degrades to quadratic).
+	rows, err := db.Query(ctx, `SELECT o.object_type, o.object_name, o.package, rel.to_types, rel.tos, rel.kinds, rel.usages, rel.lines
 		FROM workspace_sap_index o
-		LEFT JOIN workspace_sap_index r ON r.connection_id = o.connection_id AND r.generation = o.generation
-			AND r.phase = 'relationships' AND r.object_type = o.object_type AND r.object_name = o.object_name
+		CROSS JOIN LATERAL (SELECT
+				coalesce(array_agg(coalesce(r.data->>'to_type', '') ORDER BY r.item_key), '{}') AS to_types,
+				coalesce(array_agg(coalesce(r.data->>'to', '') ORDER BY r.item_key), '{}') AS tos,
+				coalesce(array_agg(coalesce(r.data->>'kind', '') ORDER BY r.item_key), '{}') AS kinds,
+				coalesce(array_agg(coalesce(r.data->>'usage', '') ORDER BY r.item_key), '{}') AS usages,
+				coalesce(array_agg(coalesce(r.data->>'line', '') ORDER BY r.item_key), '{}') AS lines
+			FROM workspace_sap_index r
+			WHERE r.connection_id = o.connection_id AND r.generation = o.generation AND r.phase = 'relationships'
+				AND r.object_type = o.object_type AND r.object_name = o.object_name) rel
 		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
 		changedFilter("o")+`
-		ORDER BY o.object_type, o.object_name, r.item_key`, s.args()...)
+		ORDER BY o.object_type, o.object_name`, s.args()...)
 	if err != nil {
 		return res, fmt.Errorf("read custom objects: %w", err)
 	}
@@ -102,51 +108,35 @@ func AnalyzeCleanCore(ctx context.Context, db DB, s Scope, opts CleanCoreOptions
 	defer rows.Close()
 
 	w := ccWriter{db: db, s: s, size: batchSize}
-	var cur ccObject
 	var usages []cleancore.Usage
 	var lines []int
-	flush := func() error {
-		if cur.name == "" {
-			return nil
+	for rows.Next() {
+		var o ccObject
+		var toTypes, tos, kinds, uses, lineTexts []string
+		if err := rows.Scan(&o.typ, &o.name, &o.pkg, &toTypes, &tos, &kinds, &uses, &lineTexts); err != nil {
+			return res, err
 		}
-		row := classify(c, s.SystemType, cur, usages, lines)
+		usages, lines = usages[:0], lines[:0]
+		for i := range tos {
+			u, ok := UsageOf(toTypes[i], tos[i], kinds[i], uses[i])
+			if !ok {
+				continue
+			}
+			n, _ := strconv.Atoi(lineTexts[i])
+			usages, lines = append(usages, u), append(lines, n)
+		}
+		row := classify(c, s.SystemType, o, usages, lines)
 		res.Objects++
 		res.Levels[row.level]++
 		if err := w.add(ctx, row); err != nil {
-			return err
+			return res, err
 		}
 		if res.Objects%100 == 0 {
 			report(progress, res.Objects, total)
 		}
-		return nil
-	}
-	for rows.Next() {
-		var o ccObject
-		var toType, to, kind, usage, line string
-		if err := rows.Scan(&o.typ, &o.name, &o.pkg, &toType, &to, &kind, &usage, &line); err != nil {
-			return res, err
-		}
-		if o.typ != cur.typ || o.name != cur.name {
-			if err := flush(); err != nil {
-				return res, err
-			}
-			cur, usages, lines = o, usages[:0], lines[:0]
-		}
-		if to == "" {
-			continue // LEFT JOIN: an object without relationships
-		}
-		u, ok := UsageOf(toType, to, kind, usage)
-		if !ok {
-			continue
-		}
-		n, _ := strconv.Atoi(line)
-		usages, lines = append(usages, u), append(lines, n)
 	}
 	if err := rows.Err(); err != nil {
 		return res, ctxErr(ctx, fmt.Errorf("read custom objects: %w", err))
-	}
-	if err := flush(); err != nil {
-		return res, err
 	}
 	if err := w.flush(ctx); err != nil {
 		return res, err

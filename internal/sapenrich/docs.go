@@ -120,7 +120,7 @@ func GenerateDocs(ctx context.Context, db DB, s Scope, opts DocsOptions, progres
 	if genErr != nil {
 		return r.res, genErr
 	}
-	if r.res.Written == 0 && r.res.Failed > 0 {
+	if r.res.Written == 0 && r.outageFails > 0 {
 		return r.res, fmt.Errorf("%w: all %d calls failed, last: %v", ErrModelOutage, r.res.Failed, r.lastErr)
 	}
 	removed, err := pruneDocs(ctx, db, s, r.processes)
@@ -160,6 +160,7 @@ type docRunner struct {
 	budget      int64
 	bumps       [][2]string
 	failsInRow  int
+	outageFails int // failures that say the model is unavailable (not a refused request)
 	lastErr     error
 	processes   []string // business processes of this run (the others are pruned)
 }
@@ -229,7 +230,12 @@ func (r *docRunner) work(ctx context.Context) {
 		r.mu.Lock()
 		if err != nil && ctx.Err() == nil {
 			r.res.Failed++
+			if docRejected(err) {
+				r.mu.Unlock()
+				continue // this doc's request was refused; the model itself is fine
+			}
 			r.failsInRow++
+			r.outageFails++
 			r.lastErr = err
 			if r.failsInRow >= outageAfter {
 				r.cancel(fmt.Errorf("%w: %d calls in a row failed, last: %v", ErrModelOutage, r.failsInRow, err))
@@ -240,6 +246,21 @@ func (r *docRunner) work(ctx context.Context) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// docRejected reports whether the model refused one request (a 4xx other than timeout and
+// rate limit, e.g. a prompt over the context size): that doc fails, the model is not out.
+func docRejected(err error) bool {
+	status := 0
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		status = apiErr.HTTPStatusCode
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+	}
+	return status >= 400 && status < 500 && status != 408 && status != 429
 }
 
 // write asks the model for a doc's text.
@@ -285,15 +306,14 @@ func (r *docRunner) flushBumps(ctx context.Context) error {
 	if len(bumps) == 0 {
 		return nil
 	}
-	kinds, subjects := make([]string, len(bumps)), make([]string, len(bumps))
-	for i, b := range bumps {
-		kinds[i], subjects[i] = b[0], b[1]
+	// One statement per doc by primary key, pipelined (see updateEmbeddings for why not one
+	// UPDATE … FROM unnest).
+	batch := &pgx.Batch{}
+	for _, k := range bumps {
+		batch.Queue(`UPDATE sap_generated_docs SET generation = $3 WHERE connection_id = $1 AND kind = $4 AND subject = $5
+			AND workspace_id = $2 AND generation < $3`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, k[0], k[1])
 	}
-	_, err := r.db.Exec(ctx, `UPDATE sap_generated_docs d SET generation = $3
-		FROM unnest($4::text[], $5::text[]) AS t(kind, subject)
-		WHERE d.connection_id = $1 AND d.workspace_id = $2 AND d.kind = t.kind AND d.subject = t.subject AND d.generation < $3`,
-		r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, kinds, subjects)
-	if err != nil {
+	if err := r.db.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("confirm unchanged docs: %w", err)
 	}
 	return nil
@@ -301,41 +321,28 @@ func (r *docRunner) flushBumps(ctx context.Context) error {
 
 // generate walks packages, processes and objects and submits their docs.
 func (r *docRunner) generate(ctx context.Context) error {
-	pkgs, err := r.packages(ctx)
-	if err != nil {
-		return err
-	}
-	var objects int64
+	var objects, pkgs int64
 	if err := r.db.QueryRow(ctx, `SELECT count(*) FROM workspace_sap_index o
 		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
 		changedFilter("o"), r.s.args()...).Scan(&objects); err != nil {
 		return fmt.Errorf("count custom objects: %w", err)
 	}
+	if err := r.db.QueryRow(ctx, `SELECT count(DISTINCT o.package) FROM workspace_sap_index o
+		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'
+			AND o.package <> ''`+changedFilter("o"), r.s.args()...).Scan(&pkgs); err != nil {
+		return fmt.Errorf("count packages: %w", err)
+	}
 	r.mu.Lock()
-	r.total = objects + 2*int64(len(pkgs)) + int64(len(processes))
+	r.total = objects + 2*pkgs + int64(len(processes)) // an estimate: not every package has tables
 	r.report()
 	r.mu.Unlock()
-	for _, p := range pkgs {
-		if err := r.packageDocs(ctx, p); err != nil {
-			return err
-		}
+	if err := r.packageDocs(ctx); err != nil {
+		return err
 	}
 	if err := r.processDocs(ctx); err != nil {
 		return err
 	}
 	return r.objectDocs(ctx)
-}
-
-// packages lists the packages to document: all packages with custom objects, or in a delta
-// those of the changed objects. Packages are few (thousands at most), objects are not.
-func (r *docRunner) packages(ctx context.Context) ([]string, error) {
-	rows, err := r.db.Query(ctx, `SELECT DISTINCT o.package FROM workspace_sap_index o
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'
-			AND o.package <> ''`+changedFilter("o")+` ORDER BY 1`, r.s.args()...)
-	if err != nil {
-		return nil, fmt.Errorf("list packages: %w", err)
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // oldHash is the input hash a doc was last written from (nil: none).

@@ -3,6 +3,7 @@ package sapenrich
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -235,6 +236,15 @@ func TestGenerateDocsSkipsAFailedDocAndReportsAnOutage(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 15, res.Written)
 	assert.Len(t, docRows(t, l2), 17)
+
+	// Requests the model refuses (4xx) are those docs' failures, not an outage, even all of them.
+	l3 := newLandscape(t, "S4HANA")
+	l3.index(1, docObjects, docRels, docCode)
+	ms3 := newModelServer(t, offlinellm.Rule{Name: "refuse", Match: `.`, FailStatus: 400})
+	res, err = GenerateDocs(ctx, l3.db(), l3.scope, docsOpts(ms3), nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 15, res.Failed)
+	assert.EqualValues(t, 2, res.Diagrams)
 }
 
 // A line-by-line check of Mermaid's erDiagram grammar (mermaid's erDiagram.jison): quoted
@@ -295,4 +305,26 @@ func TestRedactSecrets(t *testing.T) {
 	assert.Contains(t, out, "'hello'")
 	assert.NotContains(t, out, "eyJhbGciOiJIUzI1NiJ9")
 	assert.NotContains(t, out, "sk-abcdefghijklmnopqrstuvwx")
+}
+
+func TestDocPromptsStayBoundedForHugeObjects(t *testing.T) {
+	ctx := context.Background()
+	l := newLandscape(t, "S4HANA")
+	var rels []rel
+	for i := 0; i < 3000; i++ {
+		rels = append(rels, rel{"PROG", "ZHUGE", "TABL", fmt.Sprintf("ZT%05d", i), "uses_table", "", i + 1})
+	}
+	l.index(1, []object{{typ: "PROG", name: "ZHUGE", pkg: "ZBIG", desc: strings.Repeat("long description ", 200)}}, rels,
+		map[string]string{"PROG ZHUGE": strings.Repeat("WRITE / 'a line of a very large report'.\n", 20000)})
+	ms := newModelServer(t, docRules...)
+	res, err := GenerateDocs(ctx, l.db(), l.scope, docsOpts(ms), nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, res.Written, "the object and its package")
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	require.Len(t, ms.bodies, 2)
+	for _, b := range ms.bodies {
+		assert.Less(t, len(b), 16000, "a prompt is bounded whatever the object's size")
+	}
+	assert.Contains(t, strings.Join(ms.bodies, ""), "first 3000 of 820000 characters")
 }

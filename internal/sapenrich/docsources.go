@@ -25,260 +25,38 @@ const systemPrompt = `You document an SAP system's custom ABAP development for i
 Write concise, factual Markdown (no top-level heading: the title is added for you). Use only the facts given;
 say so when something cannot be told from them. Never invent object names.`
 
-type pkgObject struct {
-	typ, name, desc, level string
-	fields                 []erField
-}
-
-// packageDocs writes a package's module doc (model) and ER diagram (no model).
-func (r *docRunner) packageDocs(ctx context.Context, pkg string) error {
-	q := func(sql string, args ...any) (pgx.Rows, error) {
-		return r.db.Query(ctx, sql, append([]any{r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, pkg}, args...)...)
-	}
-	// The package's objects (bounded) and counts.
-	rows, err := q(`SELECT o.object_type, o.object_name, o.description, coalesce(a.level, ''), o.data->'fields'
-		FROM workspace_sap_index o
-		LEFT JOIN clean_core_analysis a ON a.connection_id = o.connection_id AND a.generation = o.generation
-			AND a.object_type = o.object_type AND a.object_name = o.object_name
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = $4
-		ORDER BY (o.object_type = 'TABL') DESC, o.object_type, o.object_name LIMIT $5`, pkgMaxObjects)
-	if err != nil {
-		return fmt.Errorf("package %s: %w", pkg, err)
-	}
-	var objs []pkgObject
-	var o pkgObject
-	var fields []byte
-	if _, err := pgx.ForEachRow(rows, []any{&o.typ, &o.name, &o.desc, &o.level, &fields}, func() error {
-		o.fields = parseFields(fields)
-		objs = append(objs, o)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("package %s: %w", pkg, err)
-	}
-	counts, err := countsBy(ctx, q, `SELECT o.object_type, count(*) FROM workspace_sap_index o
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = $4
-		GROUP BY 1 ORDER BY 1`)
-	if err != nil {
-		return fmt.Errorf("package %s: %w", pkg, err)
-	}
-	levels, err := countsBy(ctx, q, `SELECT level, count(*) FROM clean_core_analysis
-		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND package = $4 GROUP BY 1 ORDER BY 1`)
-	if err != nil {
-		return fmt.Errorf("package %s: %w", pkg, err)
-	}
-	// What the package uses, most used first; writes flagged.
-	rows, err = q(`SELECT r.data->>'to_type', r.data->>'to', count(*),
-			bool_or(lower(coalesce(r.data->>'usage', '')) IN ('write', 'insert', 'update', 'modify', 'delete'))
-		FROM workspace_sap_index o
-		JOIN workspace_sap_index r ON r.connection_id = o.connection_id AND r.generation = o.generation
-			AND r.phase = 'relationships' AND r.object_type = o.object_type AND r.object_name = o.object_name
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = $4
-			AND coalesce(r.data->>'to', '') <> ''
-		GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT $5`, pkgMaxUsages)
-	if err != nil {
-		return fmt.Errorf("package %s: %w", pkg, err)
-	}
-	type used struct {
-		typ, name string
-		n         int64
-		writes    bool
-	}
-	var uses []used
-	var u used
-	if _, err := pgx.ForEachRow(rows, []any{&u.typ, &u.name, &u.n, &u.writes}, func() error { uses = append(uses, u); return nil }); err != nil {
-		return fmt.Errorf("package %s: %w", pkg, err)
-	}
-
-	var in strings.Builder
-	fmt.Fprintf(&in, "Package: %s\nObjects by type: %s\n", pkg, counts)
-	if levels != "" {
-		fmt.Fprintf(&in, "Clean Core levels: %s\n", levels)
-	}
-	in.WriteString("\nObjects:\n")
-	for _, o := range objs {
-		fmt.Fprintf(&in, "- %s %s", o.typ, o.name)
-		if o.desc != "" {
-			fmt.Fprintf(&in, ": %s", oneLine(o.desc, 120))
-		}
-		if o.level != "" {
-			fmt.Fprintf(&in, " [level %s]", o.level)
-		}
-		in.WriteString("\n")
-	}
-	if len(uses) > 0 {
-		in.WriteString("\nObjects it uses (times used):\n")
-		for _, u := range uses {
-			w := ""
-			if u.writes {
-				w = ", writes"
-			}
-			fmt.Fprintf(&in, "- %s %s (%d%s)\n", u.typ, u.name, u.n, w)
-		}
-	}
-	old, err := r.oldHash(ctx, DocPackage, pkg)
-	if err != nil {
-		return err
-	}
-	if err := r.submit(ctx, docJob{kind: DocPackage, subject: pkg, title: "Package " + pkg, system: systemPrompt,
-		user: "Write the module documentation of this SAP package: its purpose, main objects and how they work together, " +
-			"the SAP data and APIs it depends on, and Clean Core risks.\n\n" + in.String(),
-		markdown: "## Index facts\n\n" + in.String(), oldHash: old}); err != nil {
-		return err
-	}
-	return r.erDiagram(ctx, pkg, objs)
-}
-
-// erDiagram writes the package's ER diagram; a package without tables gets none.
-func (r *docRunner) erDiagram(ctx context.Context, pkg string, objs []pkgObject) error {
-	tables := map[string]*erTable{}
-	var order []string
-	addTable := func(name string, owned bool, fields []erField) *erTable {
-		if t, ok := tables[name]; ok {
-			return t
-		}
-		if len(order) >= erMaxTables {
-			return nil
-		}
-		t := &erTable{Name: name, Owned: owned, Fields: fields}
-		tables[name] = t
-		order = append(order, name)
-		return t
-	}
-	for _, o := range objs {
-		if o.typ == "TABL" {
-			addTable(o.name, true, o.fields)
-		}
-	}
-	// The tables the package's objects use or extend, by object.
-	rows, err := r.db.Query(ctx, `SELECT o.object_type, o.object_name, upper(r.data->>'to'), coalesce(r.data->>'kind', '')
-		FROM workspace_sap_index o
-		JOIN workspace_sap_index r ON r.connection_id = o.connection_id AND r.generation = o.generation
-			AND r.phase = 'relationships' AND r.object_type = o.object_type AND r.object_name = o.object_name
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = $4
-			AND coalesce(r.data->>'to', '') <> ''
-			AND (upper(coalesce(r.data->>'to_type', '')) = 'TABL' OR r.data->>'kind' IN ('uses_table', 'extends'))
-		ORDER BY 1, 2, 3 LIMIT 2000`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, pkg)
-	if err != nil {
-		return fmt.Errorf("package %s tables: %w", pkg, err)
-	}
-	var extra []erLink
-	byObject := map[string][]string{}
-	var objOrder []string
-	var typ, name, to, kind string
-	if _, err := pgx.ForEachRow(rows, []any{&typ, &name, &to, &kind}, func() error {
-		if addTable(to, false, nil) == nil {
-			return nil
-		}
-		if kind == "extends" && typ == "TABL" {
-			if addTable(name, true, nil) != nil {
-				extra = append(extra, erLink{From: name, To: to, Label: "appends", Kind: "append"})
-			}
-			return nil
-		}
-		if _, ok := byObject[name]; !ok {
-			objOrder = append(objOrder, name)
-		}
-		byObject[name] = append(byObject[name], to)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("package %s tables: %w", pkg, err)
-	}
-	if len(order) == 0 {
-		return nil
-	}
-	// Fields of used custom tables of other packages, where the index has them.
-	var missing []string
-	for _, n := range order {
-		if len(tables[n].Fields) == 0 {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) > 0 {
-		rows, err := r.db.Query(ctx, `SELECT object_name, data->'fields' FROM workspace_sap_index
-			WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND phase = 'custom_objects'
-				AND object_type = 'TABL' AND object_name = ANY($4) AND data ? 'fields'`,
-			r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, missing)
-		if err != nil {
-			return fmt.Errorf("package %s fields: %w", pkg, err)
-		}
-		var raw []byte
-		if _, err := pgx.ForEachRow(rows, []any{&name, &raw}, func() error {
-			tables[name].Fields = parseFields(raw)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("package %s fields: %w", pkg, err)
-		}
-	}
-	// Co-usage: an object using one of the package's tables together with another table.
-	for _, obj := range objOrder {
-		used := byObject[obj]
-		for _, a := range used {
-			if !tables[a].Owned {
-				continue
-			}
-			for _, b := range used {
-				if b != a {
-					extra = append(extra, erLink{From: a, To: b, Label: "used with by " + obj, Kind: "usage"})
-				}
-			}
-		}
-	}
-	list := make([]erTable, 0, len(order))
-	for _, n := range order {
-		list = append(list, *tables[n])
-	}
-	sortTables(list)
-	diagram := mermaidER(list, erLinks(list, extra))
-	md := fmt.Sprintf("# ER diagram: package %s\n\nTables of package %s and the tables its objects use, from the SAP index "+
-		"(links: check tables and shared key fields solid, appends one-to-one, tables used together dotted).\n\n```mermaid\n%s```\n", pkg, pkg, diagram)
-	old, err := r.oldHash(ctx, DocERDiagram, pkg)
-	if err != nil {
-		return err
-	}
-	return r.submit(ctx, docJob{kind: DocERDiagram, subject: pkg, title: "ER diagram: package " + pkg, markdown: md, oldHash: old})
-}
-
-// countsBy renders "KEY n, KEY n" from a (text, count) query.
-func countsBy(ctx context.Context, q func(string, ...any) (pgx.Rows, error), sql string) (string, error) {
-	rows, err := q(sql)
-	if err != nil {
-		return "", err
-	}
-	var parts []string
-	var k string
-	var n int64
-	_, err = pgx.ForEachRow(rows, []any{&k, &n}, func() error { parts = append(parts, fmt.Sprintf("%s %d", k, n)); return nil })
-	return strings.Join(parts, ", "), err
-}
-
 // objectDocs streams the scope's custom objects in keyset pages (model calls are slow, so no
 // query stays open across them) and submits a technical doc per object.
 func (r *docRunner) objectDocs(ctx context.Context) error {
 	const page = 200
 	lastType, lastName := "", ""
 	for {
-		rows, err := r.db.Query(ctx, `SELECT o.object_type, o.object_name, o.package, o.description, o.data->'fields',
-				coalesce((SELECT left(c.data->>'source', $7) FROM workspace_sap_index c
-					WHERE c.connection_id = o.connection_id AND c.generation = o.generation AND c.phase = 'custom_code'
-						AND c.object_type = o.object_type AND c.object_name = o.object_name ORDER BY c.item_key LIMIT 1), ''),
-				coalesce((SELECT length(c.data->>'source') FROM workspace_sap_index c
-					WHERE c.connection_id = o.connection_id AND c.generation = o.generation AND c.phase = 'custom_code'
-						AND c.object_type = o.object_type AND c.object_name = o.object_name ORDER BY c.item_key LIMIT 1), 0),
+		// The page is cut first; then each object looks up its source, relationships, level
+		// and cached doc by primary key (robust to missing statistics on fresh rows).
+		rows, err := r.db.Query(ctx, `WITH page AS (
+				SELECT o.connection_id, o.generation, o.object_type, o.object_name, o.package, o.description, o.data->'fields' AS fields
+				FROM workspace_sap_index o
+				WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
+			changedFilter("o")+` AND (o.object_type, o.object_name) > ($5, $6)
+				ORDER BY o.object_type, o.object_name LIMIT $10)
+			SELECT o.object_type, o.object_name, o.package, o.description, o.fields,
+				coalesce(src.excerpt, ''), coalesce(src.len, 0),
 				coalesce((SELECT jsonb_agg(jsonb_build_array(x.data->>'kind', x.data->>'to_type', x.data->>'to', x.data->>'usage'))
 					FROM (SELECT r.data FROM workspace_sap_index r WHERE r.connection_id = o.connection_id AND r.generation = o.generation
 						AND r.phase = 'relationships' AND r.object_type = o.object_type AND r.object_name = o.object_name
 						ORDER BY r.item_key LIMIT $8) x), '[]'),
 				coalesce(a.level, ''),
 				coalesce((SELECT jsonb_agg(f) FROM (SELECT f FROM jsonb_array_elements(a.findings) f LIMIT $9) s), '[]'),
-				d.input_hash
-			FROM workspace_sap_index o
-			LEFT JOIN clean_core_analysis a ON a.connection_id = o.connection_id AND a.generation = o.generation
-				AND a.object_type = o.object_type AND a.object_name = o.object_name
-			LEFT JOIN sap_generated_docs d ON d.connection_id = o.connection_id AND d.kind = 'object'
-				AND d.subject = o.object_type || ' ' || o.object_name
-			WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
-			changedFilter("o")+` AND (o.object_type, o.object_name) > ($5, $6)
-			ORDER BY o.object_type, o.object_name LIMIT $10`,
+				(SELECT d.input_hash FROM sap_generated_docs d WHERE d.connection_id = o.connection_id AND d.kind = 'object'
+					AND d.subject = o.object_type || ' ' || o.object_name)
+			FROM page o
+			LEFT JOIN LATERAL (SELECT left(c.data->>'source', $7) AS excerpt, length(c.data->>'source') AS len
+				FROM workspace_sap_index c WHERE c.connection_id = o.connection_id AND c.generation = o.generation
+					AND c.phase = 'custom_code' AND c.object_type = o.object_type AND c.object_name = o.object_name
+				ORDER BY c.item_key LIMIT 1) src ON true
+			LEFT JOIN LATERAL (SELECT a.level, a.findings FROM clean_core_analysis a WHERE a.connection_id = o.connection_id
+				AND a.generation = o.generation AND a.object_type = o.object_type AND a.object_name = o.object_name) a ON true
+			ORDER BY o.object_type, o.object_name`,
 			r.s.args(lastType, lastName, r.opts.SourceExcerptChars, objMaxRels, objMaxFindings, page)...)
 		if err != nil {
 			return fmt.Errorf("read objects for docs: %w", err)
@@ -424,14 +202,16 @@ func (r *docRunner) processDocs(ctx context.Context) error {
 			patterns = append(patterns, strings.ReplaceAll(pre, "_", `\_`)+"%")
 		}
 	}
-	rows, err := r.db.Query(ctx, `SELECT o.package, o.object_type, o.object_name, upper(r.data->>'to'),
+	// Only matching relationships look their object up, by primary key.
+	rows, err := r.db.Query(ctx, `SELECT o.package, r.object_type, r.object_name, upper(r.data->>'to'),
 			lower(coalesce(r.data->>'usage', '')), coalesce(r.data->>'kind', '')
 		FROM workspace_sap_index r
-		JOIN workspace_sap_index o ON o.connection_id = r.connection_id AND o.generation = r.generation
-			AND o.phase = 'custom_objects' AND o.object_type = r.object_type AND o.object_name = r.object_name
+		CROSS JOIN LATERAL (SELECT o.package FROM workspace_sap_index o WHERE o.connection_id = r.connection_id
+			AND o.generation = r.generation AND o.phase = 'custom_objects' AND o.object_type = r.object_type
+			AND o.object_name = r.object_name) o
 		WHERE r.connection_id = $1 AND r.workspace_id = $2 AND r.generation = $3 AND r.phase = 'relationships'
 			AND (upper(r.data->>'to') = ANY($4) OR upper(r.data->>'to') LIKE ANY($5))
-		ORDER BY o.object_type, o.object_name, 4`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, names, patterns)
+		ORDER BY r.object_type, r.object_name, 4`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, names, patterns)
 	if err != nil {
 		return fmt.Errorf("read process usages: %w", err)
 	}
@@ -556,13 +336,13 @@ func pruneDocs(ctx context.Context, db DB, s Scope, processIDs []string) (int64,
 		return removed, fmt.Errorf("prune process docs: %w", err)
 	}
 	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
-		AND d.kind = 'object' AND NOT EXISTS (SELECT 1 FROM workspace_sap_index o WHERE o.connection_id = $1 AND o.generation = $3
-			AND o.phase = 'custom_objects' AND o.object_type || ' ' || o.object_name = d.subject)`, base...); err != nil {
+		AND d.kind = 'object' AND d.subject NOT IN (SELECT o.object_type || ' ' || o.object_name FROM workspace_sap_index o
+			WHERE o.connection_id = $1 AND o.generation = $3 AND o.phase = 'custom_objects')`, base...); err != nil {
 		return removed, fmt.Errorf("prune object docs: %w", err)
 	}
 	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
-		AND d.kind IN ('package', 'er_diagram') AND NOT EXISTS (SELECT 1 FROM workspace_sap_index o WHERE o.connection_id = $1
-			AND o.generation = $3 AND o.phase = 'custom_objects' AND o.package = d.subject)`, base...); err != nil {
+		AND d.kind IN ('package', 'er_diagram') AND d.subject NOT IN (SELECT o.package FROM workspace_sap_index o
+			WHERE o.connection_id = $1 AND o.generation = $3 AND o.phase = 'custom_objects')`, base...); err != nil {
 		return removed, fmt.Errorf("prune package docs: %w", err)
 	}
 	if !s.delta() {
@@ -597,8 +377,8 @@ func IndexDocs(ctx context.Context, db DB, s Scope) (int64, error) {
 		return 0, fmt.Errorf("index docs: %w", err)
 	}
 	if _, err := db.Exec(ctx, `DELETE FROM sap_search_entries e WHERE e.connection_id = $1 AND e.workspace_id = $2
-		AND e.generation = $3 AND e.object_type = 'DOC' AND NOT EXISTS (SELECT 1 FROM sap_generated_docs d
-			WHERE d.connection_id = $1 AND d.kind || ':' || d.subject = e.object_name)`, s.ConnectionID, s.WorkspaceID, s.Generation); err != nil {
+		AND e.generation = $3 AND e.object_type = 'DOC' AND e.object_name NOT IN (SELECT d.kind || ':' || d.subject
+			FROM sap_generated_docs d WHERE d.connection_id = $1)`, s.ConnectionID, s.WorkspaceID, s.Generation); err != nil {
 		return 0, fmt.Errorf("remove entries of removed docs: %w", err)
 	}
 	return tag.RowsAffected(), nil

@@ -111,37 +111,51 @@ func copyEmbeddings(ctx context.Context, db DB, s Scope, dim int, progress func(
 	var copied int64
 	lastType, lastName := "", ""
 	for {
-		var n, seen int64
-		var typ, name string
-		err := db.QueryRow(ctx, `WITH batch AS (
+		// The chunk is cut by keyset; each of its entries probes the other generations by
+		// primary key (LATERAL … LIMIT 1 keeps that a per-row index lookup whatever the
+		// statistics say).
+		rows, err := db.Query(ctx, `WITH batch AS (
 				SELECT object_type, object_name, content_hash FROM sap_search_entries
 				WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL
 					AND (object_type, object_name) > ($4, $5)
-				ORDER BY object_type, object_name LIMIT $6),
-			upd AS (
-				UPDATE sap_search_entries e SET embedding = src.embedding
-				FROM batch b CROSS JOIN LATERAL (
-					SELECT o.embedding FROM sap_search_entries o
-					WHERE o.connection_id = $1 AND o.generation = ANY($7::bigint[]) AND o.object_type = b.object_type
-						AND o.object_name = b.object_name AND o.content_hash = b.content_hash
-						AND o.embedding IS NOT NULL AND length(o.embedding) = $8
-					ORDER BY o.generation DESC LIMIT 1) src
-				WHERE e.connection_id = $1 AND e.generation = $3 AND e.object_type = b.object_type
-					AND e.object_name = b.object_name AND e.embedding IS NULL
-				RETURNING 1),
-			last AS (SELECT object_type, object_name FROM batch ORDER BY object_type DESC, object_name DESC LIMIT 1)
-			SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM batch), coalesce(l.object_type, ''), coalesce(l.object_name, '')
-			FROM (SELECT 1) one LEFT JOIN last l ON true`,
-			s.ConnectionID, s.WorkspaceID, s.Generation, lastType, lastName, copyChunk, gens, dim).Scan(&n, &seen, &typ, &name)
+				ORDER BY object_type, object_name LIMIT $6)
+			SELECT b.object_type, b.object_name, src.embedding FROM batch b
+			LEFT JOIN LATERAL (
+				SELECT o.embedding FROM sap_search_entries o
+				WHERE o.connection_id = $1 AND o.generation = ANY($7::bigint[]) AND o.object_type = b.object_type
+					AND o.object_name = b.object_name AND o.content_hash = b.content_hash
+					AND o.embedding IS NOT NULL AND length(o.embedding) = $8
+				ORDER BY o.generation DESC LIMIT 1) src ON true
+			ORDER BY b.object_type, b.object_name`,
+			s.ConnectionID, s.WorkspaceID, s.Generation, lastType, lastName, copyChunk, gens, dim)
 		if err != nil {
-			return copied, ctxErr(ctx, fmt.Errorf("copy cached embeddings: %w", err))
+			return copied, ctxErr(ctx, fmt.Errorf("find cached embeddings: %w", err))
+		}
+		var found []pendingEntry
+		var embs [][]byte
+		seen := 0
+		var typ, name string
+		var emb []byte
+		if _, err := pgx.ForEachRow(rows, []any{&typ, &name, &emb}, func() error {
+			seen++
+			lastType, lastName = typ, name
+			if emb != nil {
+				found = append(found, pendingEntry{typ: typ, name: name})
+				embs = append(embs, append([]byte(nil), emb...))
+			}
+			return nil
+		}); err != nil {
+			return copied, ctxErr(ctx, fmt.Errorf("find cached embeddings: %w", err))
+		}
+		n, err := updateEmbeddings(ctx, db, s, found, embs)
+		if err != nil {
+			return copied, err
 		}
 		copied += n
 		progress(copied)
 		if seen < copyChunk {
 			return copied, nil
 		}
-		lastType, lastName = typ, name
 	}
 }
 
@@ -229,19 +243,39 @@ func embedMissing(ctx context.Context, db DB, s Scope, opts EmbedOptions, res *E
 }
 
 func storeEmbeddings(ctx context.Context, db DB, s Scope, page []pendingEntry, vecs [][]float32) error {
-	types, names, embs := make([]string, len(page)), make([]string, len(page)), make([][]byte, len(page))
-	for i, e := range page {
-		types[i], names[i], embs[i] = e.typ, e.name, sapindex.EncodeEmbedding(vecs[i])
+	embs := make([][]byte, len(page))
+	for i := range page {
+		embs[i] = sapindex.EncodeEmbedding(vecs[i])
 	}
-	_, err := db.Exec(ctx, `UPDATE sap_search_entries e SET embedding = t.emb
-		FROM unnest($4::text[], $5::text[], $6::bytea[]) AS t(typ, name, emb)
-		WHERE e.connection_id = $1 AND e.workspace_id = $2 AND e.generation = $3
-			AND e.object_type = t.typ AND e.object_name = t.name AND e.embedding IS NULL`,
-		s.ConnectionID, s.WorkspaceID, s.Generation, types, names, embs)
-	if err != nil {
-		return fmt.Errorf("store embeddings: %w", err)
+	_, err := updateEmbeddings(ctx, db, s, page, embs)
+	return err
+}
+
+// updateEmbeddings sets entries' embeddings where they are still NULL: one statement per
+// entry by primary key, pipelined in one round trip. (An UPDATE … FROM unnest(…) is one
+// statement, but on freshly copied rows without statistics Postgres plans it as a scan of
+// the whole generation per batch.)
+func updateEmbeddings(ctx context.Context, db DB, s Scope, entries []pendingEntry, embs [][]byte) (int64, error) {
+	if len(entries) == 0 {
+		return 0, nil
 	}
-	return nil
+	b := &pgx.Batch{}
+	for i, e := range entries {
+		b.Queue(`UPDATE sap_search_entries SET embedding = $5 WHERE connection_id = $1 AND generation = $2
+			AND object_type = $3 AND object_name = $4 AND workspace_id = $6 AND embedding IS NULL`,
+			s.ConnectionID, s.Generation, e.typ, e.name, embs[i], s.WorkspaceID)
+	}
+	br := db.SendBatch(ctx, b)
+	var n int64
+	for range entries {
+		tag, err := br.Exec()
+		if err != nil {
+			_ = br.Close()
+			return n, ctxErr(ctx, fmt.Errorf("store embeddings: %w", err))
+		}
+		n += tag.RowsAffected()
+	}
+	return n, br.Close()
 }
 
 // EntryText is what is embedded for a search entry: its name and type, title and the start
