@@ -115,6 +115,14 @@ func (s *Server) Router() *gin.Engine {
 	a.GET("/workspaces/:id/ws", s.workspaceSocket)
 
 	a.GET("/workspaces/:id/source", s.getSource)
+	// The landscape's index, read (landscape.go).
+	a.GET("/workspaces/:id/dashboard", s.getDashboard)
+	a.GET("/workspaces/:id/dashboard/diff", s.getDashboardDiff)
+	a.GET("/workspaces/:id/dashboard/objects", s.getDashboardObjects)
+	a.GET("/workspaces/:id/clean-core", s.getCleanCore)
+	a.GET("/workspaces/:id/clean-core/objects/:type/*name", s.getCleanCoreObject)
+	a.GET("/workspaces/:id/docs", s.getDocs)
+	a.GET("/workspaces/:id/docs/:kind/*subject", s.getDoc)
 	a.GET("/workspaces/:id/connector-health", s.connectorHealth)
 	a.POST("/workspaces/:id/test-connection", s.testConnection)
 	a.POST("/workspaces/:id/test-connection-preview", s.testConnectionPreview)
