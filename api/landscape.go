@@ -18,7 +18,9 @@ import (
 // the live connector (sap.go). Every route needs workspace membership; a connection of another
 // workspace is 404 like an unknown one.
 
-func (s *Server) landscape() landscape.Reader { return landscape.Reader{DB: s.Store.Pool} }
+func (s *Server) landscape() landscape.Reader {
+	return landscape.Reader{DB: s.Store.Pool, Cache: &s.landscapeCache}
+}
 
 // defaultTopPackages is how many packages (and components) the dashboard lists per connection.
 const defaultTopPackages = 20
@@ -113,8 +115,8 @@ func (s *Server) getDashboard(c *gin.Context) {
 	top := defaultTopPackages
 	if v := c.Query("top"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			badRequest(c, "invalid_field", "top must be an integer from 1 to 100")
+		if err != nil || n < 1 || n > landscape.MaxTop {
+			badRequest(c, "invalid_field", "top must be an integer from 1 to "+strconv.Itoa(landscape.MaxTop))
 			return
 		}
 		top = n

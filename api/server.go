@@ -16,6 +16,7 @@ import (
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/landscape"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
@@ -66,6 +67,8 @@ type Server struct {
 	// member (STREAM_ACCESS_CHECK_INTERVAL; DefaultAccessCheckEvery when zero).
 	AccessCheckEvery time.Duration
 	access           accessWatch // open streams by (workspace, user), for that check
+
+	landscapeCache landscape.Cache // figures over whole SAP indexes, per index version (landscape.go)
 }
 
 // Router builds the gin engine with every route.

@@ -2,6 +2,7 @@ package landscape
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -73,52 +74,92 @@ func (r Reader) Dashboard(ctx context.Context, g Graph, topPackages int) (Dashbo
 	if g.Generation == 0 {
 		return d, nil
 	}
+	fig, err := cached(r.Cache, "figures", g.version(), func() (figures, error) { return r.figures(ctx, g) })
+	if err != nil {
+		return d, err
+	}
+	d.Objects, d.CustomObjects, d.Relationships = fig.Objects, fig.CustomObjects, fig.Relationships
+	d.ByType = fig.ByType
+	d.ByPackage = fig.ByPackage[:min(topPackages, len(fig.ByPackage))]
+	d.ByComponent = fig.ByComponent[:min(topPackages, len(fig.ByComponent))]
+	levels, err := r.levelCounts(ctx, g.ConnectionID, g.Generation, "")
+	for l, n := range levels {
+		d.CleanCore[l] = n
+	}
+	return d, err
+}
+
+// MaxTop is the most packages (and components) a dashboard lists.
+const MaxTop = 100
+
+// figures are the dashboard's figures over the whole index: they change only when a sync
+// changes the index, so they are cached under the graph's version (see Cache).
+type figures struct {
+	Objects, CustomObjects, Relationships int64
+	ByType                                []TypeCount
+	ByPackage, ByComponent                []PackageCount // the MaxTop largest
+}
+
+func (r Reader) figures(ctx context.Context, g Graph) (figures, error) {
 	id, gen := g.ConnectionID, g.Generation
-	// One pass over the connection's entries for the per-type figures; the PK's leading
-	// (connection_id, generation) bounds it to this index.
-	rows, err := r.DB.Query(ctx, `SELECT object_type, count(*), count(*) FILTER (WHERE custom)
+	f := figures{ByType: []TypeCount{}, ByPackage: []PackageCount{}}
+	// One pass over the connection's entries for both the per-type and the per-package
+	// figures (GROUPING SETS); the PK's leading (connection_id, generation) bounds it to this
+	// index. Packages number thousands, so ranking them here is cheap.
+	rows, err := r.DB.Query(ctx, `SELECT GROUPING(object_type), COALESCE(object_type, ''), COALESCE(package, ''), count(*), count(*) FILTER (WHERE custom)
 		FROM sap_search_entries WHERE connection_id = $1 AND generation = $2 AND category <> $3
-		GROUP BY object_type ORDER BY count(*) DESC, object_type`, id, gen, DocCategory)
+		GROUP BY GROUPING SETS ((object_type), (package))`, id, gen, DocCategory)
 	if err != nil {
-		return d, err
+		return f, err
 	}
-	if d.ByType, err = pgx.CollectRows(rows, pgx.RowToStructByPos[TypeCount]); err != nil {
-		return d, err
-	}
-	for _, t := range d.ByType {
-		d.Objects += t.Objects
-		d.CustomObjects += t.Custom
-	}
-	rows, err = r.DB.Query(ctx, `SELECT package, count(*), count(*) FILTER (WHERE custom)
-		FROM sap_search_entries WHERE connection_id = $1 AND generation = $2 AND category <> $3 AND package <> ''
-		GROUP BY package ORDER BY count(*) DESC, package LIMIT $4`, id, gen, DocCategory, topPackages)
+	var byType int
+	var typ, pkg string
+	var objects, custom int64
+	_, err = pgx.ForEachRow(rows, []any{&byType, &typ, &pkg, &objects, &custom}, func() error {
+		if byType == 0 {
+			f.ByType = append(f.ByType, TypeCount{Type: typ, Objects: objects, Custom: custom})
+			f.Objects += objects
+			f.CustomObjects += custom
+		} else if pkg != "" {
+			f.ByPackage = append(f.ByPackage, PackageCount{Name: pkg, Objects: objects, Custom: custom})
+		}
+		return nil
+	})
 	if err != nil {
-		return d, err
+		return f, err
 	}
-	if d.ByPackage, err = pgx.CollectRows(rows, pgx.RowToStructByPos[PackageCount]); err != nil {
-		return d, err
-	}
+	sortCounts(f.ByType, func(t TypeCount) (int64, string) { return t.Objects, t.Type })
+	sortCounts(f.ByPackage, func(p PackageCount) (int64, string) { return p.Objects, p.Name })
+	f.ByPackage = f.ByPackage[:min(MaxTop, len(f.ByPackage))]
 	// Components come only from custom objects (tens of thousands, not the whole landscape).
 	rows, err = r.DB.Query(ctx, `SELECT comp, count(*), count(*) FROM (
 			SELECT COALESCE(NULLIF(data->>'application_component', ''), data->>'component') AS comp
 			FROM workspace_sap_index WHERE connection_id = $1 AND generation = $2 AND phase = 'custom_objects') o
-		WHERE comp <> '' GROUP BY comp ORDER BY count(*) DESC, comp LIMIT $3`, id, gen, topPackages)
+		WHERE comp <> '' GROUP BY comp ORDER BY count(*) DESC, comp LIMIT $3`, id, gen, MaxTop)
 	if err != nil {
-		return d, err
+		return f, err
 	}
-	if d.ByComponent, err = pgx.CollectRows(rows, pgx.RowToStructByPos[PackageCount]); err != nil {
-		return d, err
+	if f.ByComponent, err = pgx.CollectRows(rows, pgx.RowToStructByPos[PackageCount]); err != nil {
+		return f, err
 	}
-	levels, err := r.levelCounts(ctx, id, gen, "")
-	if err != nil {
-		return d, err
-	}
-	for l, n := range levels {
-		d.CleanCore[l] = n
+	if f.ByComponent == nil {
+		f.ByComponent = []PackageCount{}
 	}
 	err = r.DB.QueryRow(ctx, `SELECT count(*) FROM workspace_sap_index
-		WHERE connection_id = $1 AND generation = $2 AND phase = 'relationships'`, id, gen).Scan(&d.Relationships)
-	return d, err
+		WHERE connection_id = $1 AND generation = $2 AND phase = 'relationships'`, id, gen).Scan(&f.Relationships)
+	return f, err
+}
+
+// sortCounts orders by count, most first, then by name.
+func sortCounts[T any](s []T, key func(T) (int64, string)) {
+	sort.Slice(s, func(i, j int) bool {
+		ni, si := key(s[i])
+		nj, sj := key(s[j])
+		if ni != nj {
+			return ni > nj
+		}
+		return si < sj
+	})
 }
 
 // lastRuns returns the latest run of each mode of a connection.

@@ -57,8 +57,18 @@ func entriesOf(g Graph, alias string, f ObjectFilter, args []any) (string, []any
 		alias, n-2, n-1, n, cond), args
 }
 
-// DiffCounts counts what differs between two indexed connections (one merge of both indexes).
+// DiffCounts counts what differs between two indexed connections: one merge of both indexes,
+// cached under both versions and the filter.
 func (r Reader) DiffCounts(ctx context.Context, left, right Graph, f ObjectFilter) (DiffCounts, error) {
+	custom := "any"
+	if f.Custom != nil {
+		custom = fmt.Sprint(*f.Custom)
+	}
+	key := fmt.Sprintf("%s|%s|%q|%q|%s|%q", left.version(), right.version(), f.Type, f.Package, custom, f.Query)
+	return cached(r.Cache, "diff", key, func() (DiffCounts, error) { return r.diffCounts(ctx, left, right, f) })
+}
+
+func (r Reader) diffCounts(ctx context.Context, left, right Graph, f ObjectFilter) (DiffCounts, error) {
 	var c DiffCounts
 	ls, args := entriesOf(left, "l", f, nil)
 	rs, args := entriesOf(right, "r", f, args)
@@ -80,14 +90,17 @@ func (r Reader) Diff(ctx context.Context, left, right Graph, kind string, f Obje
 		if kind == DiffOnlyRight {
 			from, other = right, left
 		}
+		// A scalar subquery, not NOT EXISTS: the planner would turn that into an anti-join
+		// that hashes the whole other index before the first row; this probes its primary key
+		// for each row in order and stops at the page's end.
 		var fs string
 		fs, args = entriesOf(from, "e", f, args)
 		args = append(args, other.ConnectionID, other.Generation, limit+1)
 		n := len(args)
 		q = `SELECT e.object_type, e.object_name, e.custom, e.package, e.title, e.release_state FROM (` + fs + `) e
-			WHERE (e.object_type, e.object_name) > ($1, $2) AND NOT EXISTS (SELECT 1 FROM sap_search_entries o
+			WHERE (e.object_type, e.object_name) > ($1, $2) AND (SELECT true FROM sap_search_entries o
 				WHERE o.connection_id = $` + strconv.Itoa(n-2) + ` AND o.generation = $` + strconv.Itoa(n-1) + `
-				AND o.object_type = e.object_type AND o.object_name = e.object_name)
+				AND o.object_type = e.object_type AND o.object_name = e.object_name) IS NULL
 			ORDER BY e.object_type, e.object_name LIMIT $` + strconv.Itoa(n)
 		rows, err := r.DB.Query(ctx, q, args...)
 		if err != nil {

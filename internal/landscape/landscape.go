@@ -24,8 +24,11 @@ import (
 	"github.com/sapagent/sapagent/internal/store"
 )
 
-// Reader reads the index tables; it holds no state besides the pool.
-type Reader struct{ DB *pgxpool.Pool }
+// Reader reads the index tables.
+type Reader struct {
+	DB    *pgxpool.Pool
+	Cache *Cache // figures over whole indexes, per index version (nil: computed every time)
+}
 
 // DocCategory is the sap_search_entries category of generated docs: they are search entries
 // but not SAP objects, so the inventory, the dashboard and the diff leave them out.
@@ -42,6 +45,7 @@ type Graph struct {
 	Status          string          `json:"status"`      // "ready" when an index can be read, else "none"
 	SyncStatus      string          `json:"sync_status"` // workspace_sap_graph.status (none, syncing, ready, failed)
 	Generation      int64           `json:"generation"`  // 0: no index
+	ChangeSeq       int64           `json:"change_seq"`  // the connector change-log position the index reflects
 	LastFullSyncAt  *time.Time      `json:"last_full_sync_at"`
 	LastDeltaSyncAt *time.Time      `json:"last_delta_sync_at"`
 	Counts          sapindex.Counts `json:"counts"`
@@ -58,13 +62,13 @@ func (g Graph) IndexedAt() *time.Time {
 	return g.LastFullSyncAt
 }
 
-const graphColumns = `c.id, c.name, c.system_type, COALESCE(g.status, 'none'), COALESCE(g.generation, 0),
+const graphColumns = `c.id, c.name, c.system_type, COALESCE(g.status, 'none'), COALESCE(g.generation, 0), COALESCE(g.change_seq, 0),
 	g.last_full_sync_at, g.last_delta_sync_at, COALESCE(g.counts, '{}')`
 
 func scanGraph(row pgx.Row) (Graph, error) {
 	var g Graph
 	var counts []byte
-	if err := row.Scan(&g.ConnectionID, &g.Name, &g.SystemType, &g.SyncStatus, &g.Generation,
+	if err := row.Scan(&g.ConnectionID, &g.Name, &g.SystemType, &g.SyncStatus, &g.Generation, &g.ChangeSeq,
 		&g.LastFullSyncAt, &g.LastDeltaSyncAt, &counts); err != nil {
 		return g, err
 	}

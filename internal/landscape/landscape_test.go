@@ -322,3 +322,34 @@ func TestDocsAndSource(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 }
+
+// The figures over a whole index are computed once per index version: more rows under the same
+// version do not show (a sync changes the version when it changes the index), a new sync does.
+func TestCacheFollowsTheIndexVersion(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	r := landscape.Reader{DB: f.r.DB, Cache: &landscape.Cache{}}
+	d, err := r.Dashboard(ctx, f.graph(t, f.ecc), 20)
+	require.NoError(t, err)
+	require.Equal(t, int64(6), d.Objects)
+	c, err := r.DiffCounts(ctx, f.graph(t, f.ecc), f.graph(t, f.s4), landscape.ObjectFilter{})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), c.OnlyLeft)
+
+	f.ecc.Entries(t, E{Type: "TABL", Name: "ZNEW_TABLE", Custom: true})
+	d, err = r.Dashboard(ctx, f.graph(t, f.ecc), 20)
+	require.NoError(t, err)
+	assert.Equal(t, int64(6), d.Objects, "same version: cached")
+
+	f.ecc.Graph(t, 2, time.Date(2026, 11, 8, 2, 0, 0, 0, time.UTC), sapindex.Counts{}) // a sync finished
+	d, err = r.Dashboard(ctx, f.graph(t, f.ecc), 20)
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), d.Objects)
+	c, err = r.DiffCounts(ctx, f.graph(t, f.ecc), f.graph(t, f.s4), landscape.ObjectFilter{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), c.OnlyLeft)
+	yes := true
+	c, err = r.DiffCounts(ctx, f.graph(t, f.ecc), f.graph(t, f.s4), landscape.ObjectFilter{Custom: &yes})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), c.OnlyLeft, "the filter is part of the key")
+}
