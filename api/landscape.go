@@ -366,6 +366,12 @@ func (s *Server) getSource(c *gin.Context) {
 		badRequest(c, "invalid_field", "type is an SAP object type such as PROG, CLAS, FUNC, DDLS")
 		return
 	}
+	if v := c.Query("connection_id"); v != "" {
+		if _, err := uuid.Parse(v); err != nil {
+			badRequest(c, "invalid_id", "connection_id is not a UUID")
+			return
+		}
+	}
 	live := false
 	if v := c.Query("live"); v != "" {
 		b, err := strconv.ParseBool(v)

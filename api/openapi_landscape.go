@@ -48,7 +48,7 @@ var (
 			"custom_code": integer, "code_lines": integer, "relationships": integer, "enhancements": integer, "extensions": integer, "docs": integer,
 			"clean_core": map[string]any{"type": "object", "additionalProperties": integer}}}
 	graphProps = map[string]any{"connection_id": uuidStr, "name": strType, "system_type": strType, "status": enum("none", "ready"),
-		"sync_status": enum("none", "syncing", "ready", "failed"), "generation": integer, "last_full_sync_at": nullTime, "last_delta_sync_at": nullTime,
+		"sync_status": enum("none", "syncing", "ready", "failed"), "generation": integer, "change_seq": integer, "last_full_sync_at": nullTime, "last_delta_sync_at": nullTime,
 		"counts": countsSchema}
 	countSchema     = props(map[string]any{"name": strType, "objects": integer, "custom": integer})
 	syncRunSchema   = props(map[string]any{"id": uuidStr, "mode": enum("full", "delta", "enrich-only"), "trigger": enum("manual", "schedule"), "status": strType, "generation": integer, "error": strType, "started_at": map[string]any{"type": "string", "format": "date-time"}, "finished_at": nullTime})

@@ -77,7 +77,7 @@ func (r Reader) Findings(ctx context.Context, g Graph, f FindingFilter, cur *Cur
 				jsonb_array_elements(CASE WHEN jsonb_typeof(x.r->'successors') = 'array' THEN x.r->'successors' ELSE '[]' END) AS s)
 		FROM clean_core_analysis a
 		WHERE a.connection_id = $1 AND a.generation = $2 AND ($3 = '' OR a.level = $3) AND ($4 = '' OR a.package = $4)
-			AND (a.object_type, a.object_name) > ($5, $6) AND jsonb_typeof(a.findings) = 'array' AND jsonb_array_length(a.findings) > 0
+			AND (a.object_type, a.object_name) > ($5, $6) AND CASE WHEN jsonb_typeof(a.findings) = 'array' THEN jsonb_array_length(a.findings) > 0 ELSE false END
 		ORDER BY a.object_type, a.object_name LIMIT $8`,
 		g.ConnectionID, g.Generation, f.Level, f.Package, k[0], k[1], TopReasons, limit+1)
 	if err != nil {
