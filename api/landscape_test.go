@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -109,6 +111,30 @@ func (e *landscapeEnv) get(user, path string, out any, header ...string) (int, *
 	return rec.Code, rec
 }
 
+// valid checks a 200 body against the response schema /api/openapi.json gives its route.
+func (e *landscapeEnv) valid(docPath string, rec *httptest.ResponseRecorder) {
+	e.t.Helper()
+	var schema map[string]any
+	for _, r := range routeDocs {
+		if r.Method == "GET" && r.Path == docPath {
+			schema = r.Response
+		}
+	}
+	require.NotNil(e.t, schema, "no response schema for %s", docPath)
+	raw, err := json.Marshal(schema)
+	require.NoError(e.t, err)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	require.NoError(e.t, err)
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	require.NoError(e.t, c.AddResource("response.json", doc))
+	compiled, err := c.Compile("response.json")
+	require.NoError(e.t, err)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(rec.Body.Bytes()))
+	require.NoError(e.t, err)
+	require.NoError(e.t, compiled.Validate(inst), "%s does not match its OpenAPI schema: %s", docPath, rec.Body.String())
+}
+
 // code requests path as alice and returns the status and the error code of the body.
 func (e *landscapeEnv) code(path string) (int, string) {
 	e.t.Helper()
@@ -133,6 +159,7 @@ func TestLandscapeDashboard(t *testing.T) {
 	}
 	status, rec := e.get("alice", e.base+"/dashboard", &d)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())
+	e.valid("/api/workspaces/{id}/dashboard", rec)
 	require.Len(t, d.Data, 3, "the other workspace's connection is not listed")
 	assert.Equal(t, "BW", d.Data[0].Name)
 	assert.Equal(t, "none", d.Data[0].Status)
@@ -173,6 +200,7 @@ func TestLandscapeDiffAndObjects(t *testing.T) {
 	}
 	status, rec := e.get("alice", diff, &d)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())
+	e.valid("/api/workspaces/{id}/dashboard/diff", rec)
 	assert.Equal(t, "changed", d.Kind)
 	assert.Equal(t, map[string]int64{"only_left": 2, "only_right": 1, "changed": 1, "same": 1}, d.Counts)
 	require.Len(t, d.Data, 1)
@@ -180,8 +208,9 @@ func TestLandscapeDiffAndObjects(t *testing.T) {
 	assert.Equal(t, []string{"title"}, d.Data[0].Fields)
 	assert.Equal(t, "Business partner", d.Data[0].Right["title"])
 
-	status, _ = e.get("alice", diff+"&kind=only_left&limit=1", &d)
+	status, rec = e.get("alice", diff+"&kind=only_left&limit=1", &d)
 	require.Equal(t, http.StatusOK, status)
+	e.valid("/api/workspaces/{id}/dashboard/diff", rec)
 	require.Len(t, d.Data, 1)
 	assert.Equal(t, "ZR_SALES_REPORT", d.Data[0].Name)
 	assert.Nil(t, d.Data[0].Right)
@@ -224,6 +253,7 @@ func TestLandscapeDiffAndObjects(t *testing.T) {
 	}
 	status, rec = e.get("alice", e.base+"/dashboard/objects?connection_id="+ecc+"&type=TABL&limit=2", &objs)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())
+	e.valid("/api/workspaces/{id}/dashboard/objects", rec)
 	require.Len(t, objs.Data, 2)
 	assert.Equal(t, "KNA1", objs.Data[0].Name)
 	require.NotNil(t, objs.NextCursor)
@@ -261,6 +291,7 @@ func TestLandscapeCleanCore(t *testing.T) {
 	}
 	status, rec := e.get("alice", e.base+"/clean-core?connection_id="+ecc, &cc)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())
+	e.valid("/api/workspaces/{id}/clean-core", rec)
 	assert.Equal(t, int64(2), cc.Summary.Objects)
 	require.Len(t, cc.Summary.Levels, 4)
 	assert.Equal(t, 0.5, cc.Summary.Levels[2].Share)
@@ -286,6 +317,7 @@ func TestLandscapeCleanCore(t *testing.T) {
 	require.Len(t, one.Reasons, 1)
 	status, rec = e.get("alice", e.base+"/clean-core/objects/PROG/ZR_SALES_REPORT?connection_id="+ecc, &one)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())
+	e.valid("/api/workspaces/{id}/clean-core/objects/{type}/{name}", rec)
 	assert.Equal(t, "C", one.Level)
 
 	for path, want := range map[string][]any{
@@ -309,6 +341,7 @@ func TestLandscapeDocs(t *testing.T) {
 	}
 	status, rec := e.get("alice", e.base+"/docs?connection_id="+ecc, &list)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())
+	e.valid("/api/workspaces/{id}/docs", rec)
 	require.Len(t, list.Data, 2)
 	assert.Equal(t, "object", list.Data[0]["kind"])
 	assert.Equal(t, "PROG/ZR_SALES_REPORT", list.Data[0]["subject"])
@@ -321,6 +354,7 @@ func TestLandscapeDocs(t *testing.T) {
 	var doc map[string]any
 	status, rec = e.get("alice", one, &doc)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())
+	e.valid("/api/workspaces/{id}/docs/{kind}/{subject}", rec)
 	assert.Equal(t, "# ZR_SALES_REPORT\n\nLists sales.", doc["markdown"])
 	assert.Equal(t, "ZR_SALES_REPORT", doc["title"])
 	for _, md := range []struct{ path, accept string }{{one, "text/markdown"}, {one + "&format=markdown", ""}} {
@@ -359,6 +393,7 @@ func TestLandscapeSourceFromIndexOrLive(t *testing.T) {
 	path := e.base + "/source?connection_id=" + ecc + "&type=PROG&name=zr_sales_report"
 	status, rec := e.get("alice", path, &src)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())
+	e.valid("/api/workspaces/{id}/source", rec)
 	assert.Equal(t, "index", src.From)
 	assert.Contains(t, src.Source, "from the index")
 	assert.Equal(t, int64(2), src.Lines)
@@ -376,6 +411,7 @@ func TestLandscapeSourceFromIndexOrLive(t *testing.T) {
 	}{}
 	status, rec = e.get("alice", path+"&live=true", &src)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())
+	e.valid("/api/workspaces/{id}/source", rec)
 	assert.Equal(t, "live", src.From)
 	assert.NotContains(t, src.Source, "from the index")
 	assert.Contains(t, strings.ToUpper(src.Source), "ZR_SALES_REPORT")
