@@ -79,9 +79,64 @@ func (r Reader) diffCounts(ctx context.Context, left, right Graph, f ObjectFilte
 	return c, err
 }
 
-// Diff pages through the objects of one kind in (type, name) order.
+// DefaultDiffWindow is how many objects of one index a diff page walks at most.
+const DefaultDiffWindow = 50_000
+
+// windowEnd is the key of the window-th object after k on the listed side g (under the filter),
+// or nil when fewer objects follow: the page then needs no upper bound.
+func (r Reader) windowEnd(ctx context.Context, g Graph, f ObjectFilter, k []string, window int) ([]string, error) {
+	fs, args := entriesOf(g, "e", f, []any{k[0], k[1]})
+	args = append(args, window-1)
+	rows, err := r.DB.Query(ctx, `SELECT e.object_type, e.object_name FROM (`+fs+`) e WHERE (e.object_type, e.object_name) > ($1, $2)
+		ORDER BY e.object_type, e.object_name OFFSET $`+strconv.Itoa(len(args))+` LIMIT 2`, args...)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) ([]string, error) {
+		var t, n string
+		err := row.Scan(&t, &n)
+		return []string{t, n}, err
+	})
+	if err != nil || len(keys) < 2 { // the window's last object is the side's last: no bound
+		return nil, err
+	}
+	return keys[0], nil
+}
+
+// Diff pages through the objects of one kind in (type, name) order. A page walks at most
+// r.DiffWindow objects (DefaultDiffWindow when 0) of the side it lists (left for changed), so
+// where such objects are sparse it holds fewer than limit, even none, and its cursor continues
+// after the walked window: a request costs the same however far apart the differences lie.
 func (r Reader) Diff(ctx context.Context, left, right Graph, kind string, f ObjectFilter, cur *Cursor, limit int) (Page[DiffItem], error) {
+	p, bound, err := r.diff(ctx, left, right, kind, f, cur, limit)
+	if err == nil && p.Next == nil && bound != nil {
+		p.Next = &Cursor{Keys: bound}
+	}
+	return p, err
+}
+
+func (r Reader) diff(ctx context.Context, left, right Graph, kind string, f ObjectFilter, cur *Cursor, limit int) (Page[DiffItem], []string, error) {
 	k := after(cur, 2)
+	window := r.DiffWindow
+	if window <= 0 {
+		window = DefaultDiffWindow
+	}
+	listed := left
+	if kind == DiffOnlyRight {
+		listed = right
+	}
+	bound, err := r.windowEnd(ctx, listed, f, k, window)
+	if err != nil {
+		return Page[DiffItem]{}, nil, err
+	}
+	// within limits the walk to the window (after the query's other arguments).
+	within := func(alias string, args []any) (string, []any) {
+		if bound == nil {
+			return "", args
+		}
+		args = append(args, bound[0], bound[1])
+		return fmt.Sprintf(" AND (%[1]s.object_type, %[1]s.object_name) <= ($%[2]d, $%[3]d)", alias, len(args)-1, len(args)), args
+	}
 	args := []any{k[0], k[1]}
 	var q string
 	switch kind {
@@ -97,14 +152,16 @@ func (r Reader) Diff(ctx context.Context, left, right Graph, kind string, f Obje
 		fs, args = entriesOf(from, "e", f, args)
 		args = append(args, other.ConnectionID, other.Generation, limit+1)
 		n := len(args)
+		var win string
+		win, args = within("e", args)
 		q = `SELECT e.object_type, e.object_name, e.custom, e.package, e.title, e.release_state FROM (` + fs + `) e
-			WHERE (e.object_type, e.object_name) > ($1, $2) AND (SELECT true FROM sap_search_entries o
+			WHERE (e.object_type, e.object_name) > ($1, $2)` + win + ` AND (SELECT true FROM sap_search_entries o
 				WHERE o.connection_id = $` + strconv.Itoa(n-2) + ` AND o.generation = $` + strconv.Itoa(n-1) + `
 				AND o.object_type = e.object_type AND o.object_name = e.object_name) IS NULL
 			ORDER BY e.object_type, e.object_name LIMIT $` + strconv.Itoa(n)
 		rows, err := r.DB.Query(ctx, q, args...)
 		if err != nil {
-			return Page[DiffItem]{}, err
+			return Page[DiffItem]{}, nil, err
 		}
 		items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DiffItem, error) {
 			var d DiffItem
@@ -118,15 +175,17 @@ func (r Reader) Diff(ctx context.Context, left, right Graph, kind string, f Obje
 			return d, err
 		})
 		if err != nil {
-			return Page[DiffItem]{}, err
+			return Page[DiffItem]{}, nil, err
 		}
-		return pageOf(items, limit, diffKeys), nil
+		return pageOf(items, limit, diffKeys), bound, nil
 	case DiffChanged:
 		var ls string
 		ls, args = entriesOf(left, "l", f, args)
 		args = append(args, right.ConnectionID, right.Generation, limit+1)
 		n := len(args)
 		rc, rg := "$"+strconv.Itoa(n-2), "$"+strconv.Itoa(n-1)
+		var win string
+		win, args = within("l", args)
 		lc, lg := "$3", "$4" // entriesOf put the left connection and generation right after the cursor
 		// Source is compared only for custom objects: a few hash lookups per row of the page.
 		sources := func(conn, gen string) string {
@@ -138,11 +197,11 @@ func (r Reader) Diff(ctx context.Context, left, right Graph, kind string, f Obje
 				(l.custom OR r.custom) AND ` + sources(lc, lg) + ` IS DISTINCT FROM ` + sources(rc, rg) + `
 			FROM (` + ls + `) l JOIN sap_search_entries r ON r.connection_id = ` + rc + ` AND r.generation = ` + rg + `
 				AND r.object_type = l.object_type AND r.object_name = l.object_name
-			WHERE (l.object_type, l.object_name) > ($1, $2) AND l.content_hash <> r.content_hash
+			WHERE (l.object_type, l.object_name) > ($1, $2)` + win + ` AND l.content_hash <> r.content_hash
 			ORDER BY l.object_type, l.object_name LIMIT $` + strconv.Itoa(n)
 		rows, err := r.DB.Query(ctx, q, args...)
 		if err != nil {
-			return Page[DiffItem]{}, err
+			return Page[DiffItem]{}, nil, err
 		}
 		items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DiffItem, error) {
 			var d DiffItem
@@ -161,9 +220,9 @@ func (r Reader) Diff(ctx context.Context, left, right Graph, kind string, f Obje
 			return d, err
 		})
 		if err != nil {
-			return Page[DiffItem]{}, err
+			return Page[DiffItem]{}, nil, err
 		}
-		return pageOf(items, limit, diffKeys), nil
+		return pageOf(items, limit, diffKeys), bound, nil
 	}
-	return Page[DiffItem]{}, fmt.Errorf("unknown diff kind %q", kind)
+	return Page[DiffItem]{}, nil, fmt.Errorf("unknown diff kind %q", kind)
 }

@@ -28,6 +28,8 @@ import (
 type Reader struct {
 	DB    *pgxpool.Pool
 	Cache *Cache // figures over whole indexes, per index version (nil: computed every time)
+	// DiffWindow: how many objects a diff page walks at most (0: DefaultDiffWindow).
+	DiffWindow int
 }
 
 // DocCategory is the sap_search_entries category of generated docs: they are search entries

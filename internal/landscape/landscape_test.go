@@ -353,3 +353,43 @@ func TestCacheFollowsTheIndexVersion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), c.OnlyLeft, "the filter is part of the key")
 }
+
+// A diff page walks a bounded window of the listed index: pages may be short or empty, and
+// following next_cursor still yields every object exactly once, in order.
+func TestDiffPagesWalkABoundedWindow(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	ecc, s4 := f.graph(t, f.ecc), f.graph(t, f.s4)
+	for _, window := range []int{1, 2, 3, 100} {
+		r := landscape.Reader{DB: f.r.DB, DiffWindow: window}
+		for kind, want := range map[string][]string{
+			landscape.DiffChanged:   {"PROG ZR_SALES_REPORT", "TABL KNA1"},
+			landscape.DiffOnlyLeft:  {"FUNC BAPI_SALESORDER_GETLIST", "TABL ZSALES_BONUS"},
+			landscape.DiffOnlyRight: {"TABL MATDOC"},
+		} {
+			var got []string
+			var cur *landscape.Cursor
+			pages, short := 0, 0
+			for {
+				p, err := r.Diff(ctx, ecc, s4, kind, landscape.ObjectFilter{}, cur, 1)
+				require.NoError(t, err)
+				for _, d := range p.Items {
+					got = append(got, d.Type+" "+d.Name)
+				}
+				pages++
+				if p.Next == nil {
+					break
+				}
+				if len(p.Items) == 0 {
+					short++
+				}
+				require.Less(t, pages, 20, "paging ends")
+				cur = p.Next
+			}
+			assert.Equal(t, want, got, "window %d, %s", window, kind)
+			if window == 1 && kind == landscape.DiffChanged {
+				assert.Positive(t, short, "a window of one object leaves pages without a changed object")
+			}
+		}
+	}
+}
