@@ -81,7 +81,7 @@ var routeDocs = []routeDoc{
 		Response: sourceSchema, Errors: []int{422, 502, 504}},
 	{Method: "GET", Path: "/api/workspaces/{id}/dashboard", Summary: "Analytics of each connection's index: objects by type and package, custom code size, Clean Core distribution, relationships, last syncs (no index: status none)", Status: 200,
 		Query: []queryParam{{"top", map[string]any{"type": "integer", "minimum": 1, "maximum": 100}, false}}, Response: dashboardSchema},
-	{Method: "GET", Path: "/api/workspaces/{id}/dashboard/diff", Summary: "Two indexed connections compared: counts and one page of objects only in one or changed (409 no_index)", Status: 200,
+	{Method: "GET", Path: "/api/workspaces/{id}/dashboard/diff", Summary: "Two indexed connections compared: counts and one page of objects only in one or changed; a page walks at most 50,000 objects, so it may be short or empty with has_more (409 no_index)", Status: 200,
 		Query:    append([]queryParam{{"left", uuidStr, true}, {"right", uuidStr, true}, {"kind", enum("only_left", "only_right", "changed"), false}}, objectQuery...),
 		Response: diffSchema, Errors: []int{409}},
 	{Method: "GET", Path: "/api/workspaces/{id}/dashboard/objects", Summary: "Object inventory of an indexed connection, (type, name) order (409 no_index)", Status: 200,

@@ -82,13 +82,19 @@ func (r Reader) diffCounts(ctx context.Context, left, right Graph, f ObjectFilte
 // DefaultDiffWindow is how many objects of one index a diff page walks at most.
 const DefaultDiffWindow = 50_000
 
-// windowEnd is the key of the window-th object after k on the listed side g (under the filter),
-// or nil when fewer objects follow: the page then needs no upper bound.
+// windowEnd is the key of the window-th object after k on the listed side g, or nil when fewer
+// follow: the page then needs no upper bound. Only the type filter narrows the window (it is a
+// range of the primary key); the count runs on the key alone, an index-only scan.
 func (r Reader) windowEnd(ctx context.Context, g Graph, f ObjectFilter, k []string, window int) ([]string, error) {
-	fs, args := entriesOf(g, "e", f, []any{k[0], k[1]})
-	args = append(args, window-1)
-	rows, err := r.DB.Query(ctx, `SELECT e.object_type, e.object_name FROM (`+fs+`) e WHERE (e.object_type, e.object_name) > ($1, $2)
-		ORDER BY e.object_type, e.object_name OFFSET $`+strconv.Itoa(len(args))+` LIMIT 2`, args...)
+	args := []any{g.ConnectionID, g.Generation, k[0], k[1], window - 1}
+	typ := ""
+	if f.Type != "" {
+		args = append(args, f.Type)
+		typ = " AND object_type = $6"
+	}
+	rows, err := r.DB.Query(ctx, `SELECT object_type, object_name FROM sap_search_entries
+		WHERE connection_id = $1 AND generation = $2 AND (object_type, object_name) > ($3, $4)`+typ+`
+		ORDER BY object_type, object_name OFFSET $5 LIMIT 2`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +110,7 @@ func (r Reader) windowEnd(ctx context.Context, g Graph, f ObjectFilter, k []stri
 }
 
 // Diff pages through the objects of one kind in (type, name) order. A page walks at most
-// r.DiffWindow objects (DefaultDiffWindow when 0) of the side it lists (left for changed), so
+// r.DiffWindow keys (DefaultDiffWindow when 0) of the side it lists (left for changed), so
 // where such objects are sparse it holds fewer than limit, even none, and its cursor continues
 // after the walked window: a request costs the same however far apart the differences lie.
 func (r Reader) Diff(ctx context.Context, left, right Graph, kind string, f ObjectFilter, cur *Cursor, limit int) (Page[DiffItem], error) {

@@ -362,16 +362,24 @@ func TestDiffPagesWalkABoundedWindow(t *testing.T) {
 	ecc, s4 := f.graph(t, f.ecc), f.graph(t, f.s4)
 	for _, window := range []int{1, 2, 3, 100} {
 		r := landscape.Reader{DB: f.r.DB, DiffWindow: window}
-		for kind, want := range map[string][]string{
-			landscape.DiffChanged:   {"PROG ZR_SALES_REPORT", "TABL KNA1"},
-			landscape.DiffOnlyLeft:  {"FUNC BAPI_SALESORDER_GETLIST", "TABL ZSALES_BONUS"},
-			landscape.DiffOnlyRight: {"TABL MATDOC"},
+		yes := true
+		for _, tc := range []struct {
+			kind   string
+			filter landscape.ObjectFilter
+			want   []string
+		}{
+			{landscape.DiffChanged, landscape.ObjectFilter{}, []string{"PROG ZR_SALES_REPORT", "TABL KNA1"}},
+			{landscape.DiffOnlyLeft, landscape.ObjectFilter{}, []string{"FUNC BAPI_SALESORDER_GETLIST", "TABL ZSALES_BONUS"}},
+			{landscape.DiffOnlyRight, landscape.ObjectFilter{}, []string{"TABL MATDOC"}},
+			{landscape.DiffChanged, landscape.ObjectFilter{Type: "TABL"}, []string{"TABL KNA1"}},
+			{landscape.DiffOnlyLeft, landscape.ObjectFilter{Custom: &yes}, []string{"TABL ZSALES_BONUS"}},
 		} {
+			kind, want := tc.kind, tc.want
 			var got []string
 			var cur *landscape.Cursor
 			pages, short := 0, 0
 			for {
-				p, err := r.Diff(ctx, ecc, s4, kind, landscape.ObjectFilter{}, cur, 1)
+				p, err := r.Diff(ctx, ecc, s4, kind, tc.filter, cur, 1)
 				require.NoError(t, err)
 				for _, d := range p.Items {
 					got = append(got, d.Type+" "+d.Name)
@@ -386,8 +394,8 @@ func TestDiffPagesWalkABoundedWindow(t *testing.T) {
 				require.Less(t, pages, 20, "paging ends")
 				cur = p.Next
 			}
-			assert.Equal(t, want, got, "window %d, %s", window, kind)
-			if window == 1 && kind == landscape.DiffChanged {
+			assert.Equal(t, want, got, "window %d, %s %+v", window, kind, tc.filter)
+			if window == 1 && kind == landscape.DiffChanged && tc.filter.Type == "" {
 				assert.Positive(t, short, "a window of one object leaves pages without a changed object")
 			}
 		}
