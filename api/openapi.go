@@ -16,6 +16,17 @@ type routeDoc struct {
 	Body                  map[string]any // JSON schema of the request body (nil: none)
 	Status                int            // success status
 	Public                bool
+	Query                 []queryParam   // query parameters
+	Response              map[string]any // JSON schema of the success body (nil: not described)
+	AlsoMarkdown          bool           // the success body can also be text/markdown (Accept or ?format=)
+	Errors                []int          // error statuses besides the ones every route has
+}
+
+// queryParam is one documented query parameter.
+type queryParam struct {
+	Name     string
+	Schema   map[string]any
+	Required bool
 }
 
 func obj(required []string, props map[string]any) map[string]any {
@@ -65,7 +76,26 @@ var routeDocs = []routeDoc{
 		Body: obj([]string{"policy"}, map[string]any{"policy": map[string]any{"enum": []string{"ask_every_time", "run_reads_only", "run_everything"}}})},
 	{Method: "GET", Path: "/api/workspaces/{id}/actions", Summary: "Action log of the workspace (?tool=&user_id=&success=&agent_id=)", Status: 200},
 	{Method: "GET", Path: "/api/workspaces/{id}/ws", Summary: "WebSocket of the workspace's events (sync progress; resume with ?after=<epoch>:<seq>)", Status: 101},
-	{Method: "GET", Path: "/api/workspaces/{id}/source", Summary: "ABAP source of an object (?connection_id=&object_type=&name=), as the caller's SAP user", Status: 200},
+	{Method: "GET", Path: "/api/workspaces/{id}/source", Summary: "ABAP source of an object: from the index when it holds the custom object (from: index), else or with live=true from the connector as the caller's SAP user (from: live)", Status: 200,
+		Query:    []queryParam{{"connection_id", uuidStr, false}, {"type", str(4), false}, {"object_type", str(4), false}, {"name", str(120), true}, {"live", boolean, false}},
+		Response: sourceSchema, Errors: []int{422, 502, 504}},
+	{Method: "GET", Path: "/api/workspaces/{id}/dashboard", Summary: "Analytics of each connection's index: objects by type and package, custom code size, Clean Core distribution, relationships, last syncs (no index: status none)", Status: 200,
+		Query: []queryParam{{"top", map[string]any{"type": "integer", "minimum": 1, "maximum": 100}, false}}, Response: dashboardSchema},
+	{Method: "GET", Path: "/api/workspaces/{id}/dashboard/diff", Summary: "Two indexed connections compared: counts and one page of objects only in one or changed; a page walks at most 50,000 objects, so it may be short or empty with has_more (409 no_index)", Status: 200,
+		Query:    append([]queryParam{{"left", uuidStr, true}, {"right", uuidStr, true}, {"kind", enum("only_left", "only_right", "changed"), false}}, objectQuery...),
+		Response: diffSchema, Errors: []int{409}},
+	{Method: "GET", Path: "/api/workspaces/{id}/dashboard/objects", Summary: "Object inventory of an indexed connection, (type, name) order (409 no_index)", Status: 200,
+		Query: append([]queryParam{{"connection_id", uuidStr, true}}, objectQuery...), Response: listOf(objectSchema, map[string]any{"generation": integer}), Errors: []int{409}},
+	{Method: "GET", Path: "/api/workspaces/{id}/clean-core", Summary: "Clean Core summary by level and a page of the objects with findings, each with its worst reasons and successors (409 no_index)", Status: 200,
+		Query:    append([]queryParam{{"connection_id", uuidStr, true}, {"level", enum("A", "B", "C", "D"), false}, {"package", str(40), false}}, pageQuery...),
+		Response: listOf(findingSchema, map[string]any{"summary": cleanCoreSummarySchema, "generation": integer, "connection_id": uuidStr, "system_type": strType}), Errors: []int{409}},
+	{Method: "GET", Path: "/api/workspaces/{id}/clean-core/objects/{type}/{name}", Summary: "One object's Clean Core level with every reason and its conversion items (name may contain /)", Status: 200,
+		Query: []queryParam{{"connection_id", uuidStr, true}}, Response: cleanCoreObjectSchema, Errors: []int{409}},
+	{Method: "GET", Path: "/api/workspaces/{id}/docs", Summary: "Generated docs of an indexed connection, (kind, subject) order", Status: 200,
+		Query:    append([]queryParam{{"connection_id", uuidStr, true}, {"kind", enum("package", "object", "er_diagram", "business_process"), false}}, pageQuery...),
+		Response: listOf(docSchema, map[string]any{"generation": integer}), Errors: []int{409}},
+	{Method: "GET", Path: "/api/workspaces/{id}/docs/{kind}/{subject}", Summary: "One generated doc: JSON, or its Markdown with Accept: text/markdown or ?format=markdown (subject may contain /)", Status: 200,
+		Query: []queryParam{{"connection_id", uuidStr, true}, {"format", enum("json", "markdown"), false}}, Response: docSchema, AlsoMarkdown: true, Errors: []int{409}},
 	{Method: "GET", Path: "/api/workspaces/{id}/connector-health", Summary: "Whether each connection's connector answers (?connection_id=)", Status: 200},
 	{Method: "POST", Path: "/api/workspaces/{id}/test-connection", Summary: "Connection and permission checks of a saved connection, as the caller", Status: 200,
 		Body: obj(nil, map[string]any{"connection_id": uuidStr})},
@@ -121,9 +151,9 @@ var payloadsBody = obj([]string{"payloads"}, map[string]any{"payloads": map[stri
 		"data":     map[string]any{"type": "string", "contentEncoding": "base64"},
 	}}}})
 
-var ginParam = regexp.MustCompile(`:([A-Za-z]+)`)
+var ginParam = regexp.MustCompile(`[:*]([A-Za-z]+)`)
 
-// OpenAPIPath converts a gin route path to OpenAPI form (:id → {id}).
+// OpenAPIPath converts a gin route path to OpenAPI form (:id and the wildcard *name → {id}, {name}).
 func OpenAPIPath(p string) string { return ginParam.ReplaceAllString(p, "{$1}") }
 
 // OpenAPIDocument builds the OpenAPI 3.1 description of every route.
@@ -144,8 +174,21 @@ func OpenAPIDocument() map[string]any {
 		for _, m := range regexp.MustCompile(`\{([A-Za-z]+)\}`).FindAllStringSubmatch(r.Path, -1) {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
 		}
+		for _, q := range r.Query {
+			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required, "schema": q.Schema})
+		}
 		if params != nil {
 			op["parameters"] = params
+		}
+		if r.Response != nil {
+			content := map[string]any{"application/json": map[string]any{"schema": r.Response}}
+			if r.AlsoMarkdown {
+				content["text/markdown"] = map[string]any{"schema": map[string]any{"type": "string"}}
+			}
+			op["responses"].(map[string]any)[strconv.Itoa(r.Status)] = map[string]any{"description": http.StatusText(r.Status), "content": content}
+		}
+		for _, code := range r.Errors {
+			op["responses"].(map[string]any)[strconv.Itoa(code)] = errResp
 		}
 		if !r.Public {
 			op["security"] = []any{map[string]any{"bearer": []any{}}}

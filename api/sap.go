@@ -90,18 +90,9 @@ func (s *Server) sapConnection(c *gin.Context, connID string) (saptools.Conn, bo
 	return saptools.Conn{}, false
 }
 
-// getSource returns ABAP source: ?connection_id=&object_type=&name=.
-func (s *Server) getSource(c *gin.Context) {
-	name := strings.ToUpper(strings.TrimSpace(c.Query("name")))
-	objType := strings.ToUpper(strings.TrimSpace(c.Query("object_type")))
-	if name == "" || len(name) > 120 {
-		badRequest(c, "missing_field", "name is required (at most 120 characters)")
-		return
-	}
-	if len(objType) > 4 {
-		badRequest(c, "invalid_field", "object_type is an SAP object type such as PROG, CLAS, FUNC, DDLS")
-		return
-	}
+// liveSource answers ABAP source from the live connector, as the caller's SAP user
+// (getSource in landscape.go decides when the index does not serve it).
+func (s *Server) liveSource(c *gin.Context, objType, name string) {
 	conn, ok := s.sapConnection(c, c.Query("connection_id"))
 	if !ok {
 		return
@@ -111,7 +102,7 @@ func (s *Server) getSource(c *gin.Context) {
 		sapFailed(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"connection_id": conn.ID, "object_type": src.ObjectType, "name": src.Name, "source": src.Source, "lines": src.Lines})
+	c.JSON(http.StatusOK, gin.H{"connection_id": conn.ID, "object_type": src.ObjectType, "name": src.Name, "source": src.Source, "lines": src.Lines, "from": "live"})
 }
 
 // connectorHealth checks that each connection's connector answers (or ?connection_id=).

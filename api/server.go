@@ -16,6 +16,7 @@ import (
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/landscape"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
@@ -66,6 +67,8 @@ type Server struct {
 	// member (STREAM_ACCESS_CHECK_INTERVAL; DefaultAccessCheckEvery when zero).
 	AccessCheckEvery time.Duration
 	access           accessWatch // open streams by (workspace, user), for that check
+
+	landscapeCache landscape.Cache // figures over whole SAP indexes, per index version (landscape.go)
 }
 
 // Router builds the gin engine with every route.
@@ -115,6 +118,7 @@ func (s *Server) Router() *gin.Engine {
 	a.GET("/workspaces/:id/ws", s.workspaceSocket)
 
 	a.GET("/workspaces/:id/source", s.getSource)
+	// Syncs of the SAP index (sync.go).
 	a.GET("/workspaces/:id/index", s.indexStatus)
 	a.POST("/workspaces/:id/index", s.startSync)
 	a.GET("/workspaces/:id/sync-runs", s.listSyncRuns)
@@ -122,6 +126,14 @@ func (s *Server) Router() *gin.Engine {
 	a.POST("/workspaces/:id/sync-runs/:runId/cancel", s.cancelSyncRun)
 	a.GET("/workspaces/:id/sync-schedules", s.listSyncSchedules)
 	a.POST("/workspaces/:id/sync-schedules/:connId/:mode/:action", s.scheduleAction)
+	// The landscape's index, read (landscape.go).
+	a.GET("/workspaces/:id/dashboard", s.getDashboard)
+	a.GET("/workspaces/:id/dashboard/diff", s.getDashboardDiff)
+	a.GET("/workspaces/:id/dashboard/objects", s.getDashboardObjects)
+	a.GET("/workspaces/:id/clean-core", s.getCleanCore)
+	a.GET("/workspaces/:id/clean-core/objects/:type/*name", s.getCleanCoreObject)
+	a.GET("/workspaces/:id/docs", s.getDocs)
+	a.GET("/workspaces/:id/docs/:kind/*subject", s.getDoc)
 	a.GET("/workspaces/:id/connector-health", s.connectorHealth)
 	a.POST("/workspaces/:id/test-connection", s.testConnection)
 	a.POST("/workspaces/:id/test-connection-preview", s.testConnectionPreview)
