@@ -41,7 +41,10 @@ var (
 	connectionB = obj(nil, map[string]any{"name": str(100), "system_type": map[string]any{"enum": []string{"ECC", "S4HANA"}},
 		"connector_url": str(2048), "environment": map[string]any{"enum": []string{"development", "test", "production"}},
 		"simulated":       map[string]any{"type": "boolean"},
-		"credential_mode": map[string]any{"enum": []string{"user_login_required", "technical_user_reads", "technical_user_all"}}})
+		"credential_mode": map[string]any{"enum": []string{"user_login_required", "technical_user_reads", "technical_user_all"}},
+		"sync_full_cron":  map[string]any{"type": "string", "description": "cron (5 fields) of the weekly full sync; default 0 2 * * 0"},
+		"sync_delta_cron": map[string]any{"type": "string", "description": "cron (5 fields) of the daily delta sync; default 0 3 * * *"},
+		"sync_timezone":   map[string]any{"type": "string", "description": "IANA time zone of both crons; default UTC"}})
 )
 
 var routeDocs = []routeDoc{
@@ -79,6 +82,20 @@ var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/workspaces/{id}/source", Summary: "ABAP source of an object: from the index when it holds the custom object (from: index), else or with live=true from the connector as the caller's SAP user (from: live)", Status: 200,
 		Query:    []queryParam{{"connection_id", uuidStr, false}, {"type", str(4), false}, {"object_type", str(4), false}, {"name", str(120), true}, {"live", boolean, false}},
 		Response: sourceSchema, Errors: []int{422, 502, 504}},
+	{Method: "GET", Path: "/api/workspaces/{id}/index", Summary: "Every connection's SAP index: status (none, syncing, ready, failed), generation, counts, the running sync's progress and the last run", Status: 200,
+		Response: listOf(indexConnectionSchema, nil)},
+	{Method: "POST", Path: "/api/workspaces/{id}/index", Summary: "Start a manual sync of one connection (admin); 409 sync_running with the running run while one runs", Status: 202,
+		Body:     obj([]string{"connection_id"}, map[string]any{"connection_id": uuidStr, "mode": enum("full", "delta", "enrich-only")}),
+		Response: props(map[string]any{"run_id": strType, "workflow_id": strType, "connection_id": uuidStr, "mode": strType, "status": strType}), Errors: []int{404, 409}},
+	{Method: "GET", Path: "/api/workspaces/{id}/sync-runs", Summary: "Sync runs, newest first (?connection_id=)", Status: 200,
+		Query: append([]queryParam{{"connection_id", uuidStr, false}}, pageQuery...), Response: listOf(syncRunFullSchema, nil), Errors: []int{404}},
+	{Method: "GET", Path: "/api/workspaces/{id}/sync-runs/{runId}", Summary: "One sync run; a running one with the workflow's live progress", Status: 200,
+		Response: obj([]string{"run"}, map[string]any{"run": syncRunFullSchema, "progress": map[string]any{"type": "object"}}), Errors: []int{404}},
+	{Method: "POST", Path: "/api/workspaces/{id}/sync-runs/{runId}/cancel", Summary: "Cancel a running sync (admin): its build is removed, the index in use stays; 409 when it has finished", Status: 202, Errors: []int{404, 409}},
+	{Method: "GET", Path: "/api/workspaces/{id}/sync-schedules", Summary: "The connections' sync schedules (Temporal Schedules: weekly full, daily delta) with pause state and next run times (?connection_id=)", Status: 200,
+		Query: []queryParam{{"connection_id", uuidStr, false}}, Response: listOf(scheduleSchema, nil), Errors: []int{404}},
+	{Method: "POST", Path: "/api/workspaces/{id}/sync-schedules/{connId}/{mode}/{action}", Summary: "Pause, unpause or trigger a connection's full or delta schedule (admin)", Status: 200,
+		Body: obj(nil, map[string]any{"note": str(500)}), Response: scheduleSchema, Errors: []int{404}},
 	{Method: "GET", Path: "/api/workspaces/{id}/dashboard", Summary: "Analytics of each connection's index: objects by type and package, custom code size, Clean Core distribution, relationships, last syncs (no index: status none)", Status: 200,
 		Query: []queryParam{{"top", map[string]any{"type": "integer", "minimum": 1, "maximum": 100}, false}}, Response: dashboardSchema},
 	{Method: "GET", Path: "/api/workspaces/{id}/dashboard/diff", Summary: "Two indexed connections compared: counts and one page of objects only in one or changed; a page walks at most 50,000 objects, so it may be short or empty with has_more (409 no_index)", Status: 200,

@@ -85,6 +85,22 @@ var (
 		"generation": map[string]any{"type": "integer", "description": "from: index only"}, "indexed_at": nullTime})
 )
 
+// Schemas of the sync routes (sync.go).
+var (
+	syncRunFullSchema = map[string]any{"type": "object", "description": "store.SyncRun", "required": []string{"id", "connection_id", "mode", "trigger", "status", "phases", "counts", "started_at"},
+		"properties": map[string]any{"id": uuidStr, "workspace_id": uuidStr, "connection_id": uuidStr, "workflow_id": strType, "workflow_run_id": strType,
+			"mode": enum("full", "delta", "enrich-only"), "trigger": enum("manual", "schedule"), "status": enum("running", "succeeded", "failed", "cancelled", "skipped"),
+			"requested_by": strType, "generation": integer, "phases": map[string]any{"type": []string{"array", "object", "null"}}, "counts": map[string]any{"type": []string{"object", "null"}},
+			"error": strType, "started_at": map[string]any{"type": "string", "format": "date-time"}, "finished_at": nullTime, "duration_ms": map[string]any{"type": []string{"integer", "null"}}}}
+	indexConnectionSchema = map[string]any{"type": "object", "required": []string{"connection_id", "name", "system_type", "status", "index", "last_run"},
+		"properties": map[string]any{"connection_id": uuidStr, "name": strType, "system_type": strType, "status": enum("none", "syncing", "ready", "failed"),
+			"index": map[string]any{"type": []string{"object", "null"}}, "last_run": map[string]any{"oneOf": []any{syncRunFullSchema, map[string]any{"type": "null"}}}}}
+	scheduleSchema = map[string]any{"type": "object", "required": []string{"id", "connection_id", "mode", "cron", "time_zone", "paused", "next_runs", "recent_runs"},
+		"properties": map[string]any{"id": strType, "connection_id": strType, "mode": enum("full", "delta"), "cron": strType, "time_zone": strType, "paused": boolean,
+			"note": strType, "next_runs": arrayOf(map[string]any{"type": "string", "format": "date-time"}), "recent_runs": arrayOf(map[string]any{"type": "string", "format": "date-time"}),
+			"missing": boolean}}
+)
+
 func merge(a, b map[string]any) map[string]any {
 	out := make(map[string]any, len(a)+len(b))
 	for k, v := range a {
