@@ -71,6 +71,7 @@ func (a *Activities) Register(r workflows.Registry) {
 	workflows.DeleteEvents.Register(r, a.DeleteEvents)
 	workflows.DeleteWorkspaceFiles.Register(r, a.DeleteWorkspaceFiles)
 	workflows.DeleteRows.Register(r, a.DeleteRows)
+	workflows.StopWorkspaceSyncs.Register(r, a.StopWorkspaceSyncs)
 	workflows.StartSyncRun.Register(r, a.StartSyncRun)
 	workflows.ProbeChanges.Register(r, a.ProbeChanges)
 	workflows.IndexPhase.Register(r, a.IndexPhase)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/syncschedule"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -460,5 +462,30 @@ func (a *Activities) RecordSkippedSync(ctx context.Context, in workflows.SyncInp
 	}
 	a.publish(ctx, events.WorkspaceTopic(in.WorkspaceID), events.Event{ID: "sync_finished:" + runID.String(), Type: "sync_finished", Fields: map[string]any{
 		"run_id": runID.String(), "connection_id": in.ConnectionID, "mode": in.Mode, "status": workflows.SyncSkipped}})
+	return nil
+}
+
+// StopWorkspaceSyncs deletes the sync schedules of a workspace being deleted and cancels its
+// connections' running syncs; both are idempotent, so a retry redoes them harmlessly.
+func (a *Activities) StopWorkspaceSyncs(ctx context.Context, workspaceID string) error {
+	ws, err := uuid.Parse(workspaceID)
+	if err != nil {
+		return badInput("bad workspace id", err)
+	}
+	conns, err := a.Store.ListConnections(ctx, ws)
+	if err != nil {
+		return err
+	}
+	m := syncschedule.Manager{Client: a.Temporal}
+	for _, c := range conns {
+		if err := m.Delete(ctx, c.ID.String()); err != nil {
+			return fmt.Errorf("delete schedules of %s: %w", c.ID, err)
+		}
+		err := a.Temporal.CancelWorkflow(ctx, workflows.SyncWorkflowID(c.ID.String()), "")
+		var nf *serviceerror.NotFound
+		if err != nil && !errors.As(err, &nf) {
+			return fmt.Errorf("cancel sync of %s: %w", c.ID, err)
+		}
+	}
 	return nil
 }

@@ -90,6 +90,9 @@ var (
 	DeleteEvents         = Effect[EventsInput]{"DeleteEvents"}
 	DeleteWorkspaceFiles = Activity[string, int]{"DeleteWorkspaceFiles"}
 	DeleteRows           = Effect[DeletionTarget]{"DeleteRows"}
+	// StopWorkspaceSyncs deletes the sync schedules of a workspace's connections and cancels
+	// their running syncs (their index rows go with the rows).
+	StopWorkspaceSyncs = Effect[string]{"StopWorkspaceSyncs"}
 )
 
 // deletionActivities: no attempt limit (an outage only delays the deletion); only input that
@@ -115,6 +118,11 @@ func DeleteWorkspace(ctx workflow.Context, in DeletionInput) (DeletionStatus, er
 	target := DeletionTarget{Kind: DeletionWorkspace, ID: in.ID}
 	if err := MarkDeleting.Run(ctx, target); err != nil {
 		return st, err
+	}
+	if workflow.GetVersion(ctx, "stop-syncs", workflow.DefaultVersion, 1) == 1 {
+		if err := StopWorkspaceSyncs.Run(ctx, in.ID); err != nil {
+			return st, err
+		}
 	}
 	agents, err := deleteWorkspaceContent(ctx, in.ID, &st)
 	if err != nil {

@@ -44,6 +44,7 @@ func (l *deletionLog) register(env *testsuite.TestWorkflowEnvironment) {
 		return 3, nil
 	})
 	DeleteRows.Register(env, func(_ context.Context, t DeletionTarget) error { l.add("rows " + t.Kind + " " + t.ID); return nil })
+	StopWorkspaceSyncs.Register(env, func(_ context.Context, ws string) error { l.add("syncs " + ws); return nil })
 }
 
 func TestDeleteWorkspaceRemovesContentBeforeRowsAndRetriesOutages(t *testing.T) {
@@ -57,7 +58,7 @@ func TestDeleteWorkspaceRemovesContentBeforeRowsAndRetriesOutages(t *testing.T) 
 	var st DeletionStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
 	assert.Equal(t, DeletionStatus{Kind: "workspace", ID: "w1", OrgID: "o1", RequestedBy: "alice", Step: StepDone, Done: true, Agents: 1, Files: 3}, st)
-	assert.Equal(t, []string{"mark workspace w1", "stop w1-a", "events w1", "files w1", "rows workspace w1", "stop w1-a", "events w1"}, l.steps)
+	assert.Equal(t, []string{"mark workspace w1", "syncs w1", "stop w1-a", "events w1", "files w1", "rows workspace w1", "stop w1-a", "events w1"}, l.steps)
 }
 
 func TestDeleteOrgDeletesEachWorkspaceThenTheOrg(t *testing.T) {
