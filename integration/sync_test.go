@@ -158,6 +158,18 @@ func TestSyncBothSimulatedSystemsThroughTheAPI(t *testing.T) {
 		assert.NotEmpty(t, s.NextRuns, s.Mode)
 	}
 
+	// The agent searches the index (sap_search_index reads it, not the live system).
+	agent := e.createAgent("index search")
+	as := e.dial(agent.ID, "")
+	as.next(5 * time.Second) // init
+	done := toolEvents(t, turn(t, e, as, agent.ID, "search the index of ECC for BAPI_SALES*"), "tool_update")
+	require.Len(t, done, 1)
+	assert.Contains(t, done[0].Result, "source: index")
+	assert.Contains(t, done[0].Result, "BAPI_SALESORDER_CREATEFROMDAT2")
+	done = toolEvents(t, turn(t, e, as, agent.ID, "search the index of ECC for customer master general data"), "tool_update")
+	require.Len(t, done, 1)
+	assert.Contains(t, done[0].Result, "KNA1", "a question finds the table by its description")
+
 	// A delta with nothing changed is recorded as skipped.
 	noop, code := e.startSync(ecc.ID, "delta")
 	require.Equal(t, http.StatusAccepted, code)

@@ -24,6 +24,7 @@ import (
 //	dry run customers from <source> to <target>         → extract_transform_load, dry_run (KNA1)
 //	load customers from <source> to <target>           → extract_transform_load (asks for approval)
 //	reconcile customers from <source> to <target>       → reconcile_migration
+//	search the index of <conn> for <query>                 → execute_code: sap_search_index (hybrid)
 func DemoRules() []offlinellm.Rule {
 	return append([]offlinellm.Rule{
 		{Name: "save", Match: `(?i)^save a note titled (.+?): (.+)$`, Reply: "I'll save that note.",
@@ -58,6 +59,9 @@ func sapDemoRules() []offlinellm.Rule {
 		{Name: "sap-rename-material", Match: `(?i)^rename material (\w+)(?: on (\S+))? to (.+)$`, Reply: "This changes the material in SAP, so it needs your approval.",
 			ToolCalls: []offlinellm.ToolCallRule{{Name: "execute_code", Arguments: code(
 				"r = sap_execute_rfc(function=\"BAPI_MATERIAL_SAVEDATA\", connection_id=\"$2\", imports={\"HEADDATA\": {\"MATERIAL\": \"$1\"}}, tables={\"MATERIALDESCRIPTION\": [{\"LANGU\": \"E\", \"MATL_DESC\": \"$3\"}]}, commit=True)\nfor m in r[\"return\"]:\n    print(m[\"type\"], m[\"message\"])\nresult = r[\"committed\"]")}}},
+		{Name: "sap-search-index", Match: `(?i)^search the index of (\S+) for (.+)$`, Reply: "Searching the SAP index.",
+			ToolCalls: []offlinellm.ToolCallRule{{Name: "execute_code", Arguments: code(
+				"r = sap_search_index(query=\"$2\", connection_id=\"$1\", mode=\"hybrid\", limit=10)\nprint(\"source:\", r[\"source\"])\nfor o in r[\"objects\"]:\n    print(o[\"type\"], o[\"name\"], \"-\", o[\"description\"])")}}},
 		{Name: "etl-map", Match: `(?i)^map table (\w+) from (\S+) to (\S+)$`,
 			ToolCalls: []offlinellm.ToolCallRule{{Name: "generate_field_mapping", Arguments: `{"source_connection_id":"$2","target_connection_id":"$3","source_table":"$1"}`}}},
 		{Name: "etl-dry-run", Match: `(?i)^dry run customers from (\S+) to (\S+)$`,

@@ -19,10 +19,24 @@ func TestPromptGrowsWithTheConnections(t *testing.T) {
 	assert.NotContains(t, one, "extract_transform_load")
 
 	two := Build(Input{Connections: []Connection{{ID: "c1", Name: "ECC", SystemType: "ECC"}, {ID: "c2", Name: "S4", SystemType: "S4HANA"}},
-		Index: []Fingerprint{{Connection: "ECC", Tables: 40, Functions: 12, CustomObjects: 17, IndexedAt: time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC)}}})
+		Index: []Fingerprint{{Connection: "ECC", Tables: 40, Functions: 12, BAPIs: 5, CustomObjects: 17, CleanCore: map[string]int64{"A": 3, "B": 4, "C": 6, "D": 4},
+			IndexedAt: time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC)}}})
 	assert.Contains(t, two, "reconcile_migration")
 	assert.Contains(t, two, "value_map")
-	assert.Contains(t, two, "ECC: 40 tables, 12 function modules, 17 custom objects (indexed 2026-11-01 03:00 UTC)")
+	assert.Contains(t, two, "ECC: 40 tables, 12 function modules (5 BAPIs), 17 custom objects; Clean Core levels of custom objects: A 3, B 4, C 6, D 4 (indexed 2026-11-01 03:00 UTC)")
+	assert.Contains(t, two, "sap_search_index")
+}
+
+func TestInvalidateDropsAWorkspacesPrompts(t *testing.T) {
+	c := &Cache{}
+	builds := 0
+	in := func() Input { builds++; return Input{} }
+	c.Get("w1|c1", in)
+	c.Get("w2|c1", in)
+	c.Invalidate("w1")
+	c.Get("w1|c1", in)
+	c.Get("w2|c1", in)
+	assert.Equal(t, 3, builds, "only w1's prompt is built again")
 }
 
 func TestCacheRebuildsAfterTTL(t *testing.T) {
