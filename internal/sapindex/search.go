@@ -290,8 +290,16 @@ func scopeArgs(q Query, s scope, withEmbedding bool) []any {
 	return []any{q.WorkspaceID.String(), s.connection.String(), s.generation, strings.ToLower(q.Category), q.Custom, q.Detail, withEmbedding, strings.ToUpper(q.ObjectType)}
 }
 
-// textCap bounds the entries a full-text or name-pattern part ranks.
-const textCap = 500
+// textCap bounds the entries a full-text part ranks; nameCap the names a pattern part takes
+// (in name order: the first names of a prefix, shortest first among them).
+const (
+	textCap = 500
+	nameCap = 200
+)
+
+// nameOrder is the order of the name index (text_pattern_ops: bytewise), so a prefix scan
+// returns names in order and stops after nameCap instead of sorting every match.
+const nameOrder = `e.object_name USING ~<~`
 
 // keywordHits runs the keyword parts in one statement (fuzzy: only the fuzzy name part).
 func keywordHits(ctx context.Context, tx pgx.Tx, q Query, s scope, semantic, fuzzy bool) ([]Hit, error) {
@@ -318,12 +326,12 @@ func keywordHits(ctx context.Context, tx pgx.Tx, q Query, s scope, semantic, fuz
 		part(tierFuzzy, `similarity(e.object_name, `+n+`)::float8`, `e.object_name % `+n, "", textCap, perPart)
 	case isName && strings.ContainsAny(name, "*%"):
 		p := arg(likePattern(name))
-		part(tierName, `1.0 / (1 + length(e.object_name))`, `e.object_name LIKE `+p, `e.object_name`, textCap, perPart)
+		part(tierName, `1.0 / (1 + length(e.object_name))`, `e.object_name LIKE `+p, nameOrder, nameCap, perPart)
 	case isName:
 		n := arg(name)
 		part(tierExact, `1.0::float8`, `e.object_name = `+n, "", perPart, perPart)
 		p := arg(likeEscape(name) + "%")
-		part(tierName, `1.0 / (1 + length(e.object_name))`, `e.object_name LIKE `+p+` AND e.object_name <> `+n, `e.object_name`, textCap, perPart)
+		part(tierName, `1.0 / (1 + length(e.object_name))`, `e.object_name LIKE `+p+` AND e.object_name <> `+n, nameOrder, nameCap, perPart)
 	}
 	words := queryWords(text)
 	// Full text: not for a pattern (a name search), and for a name with _ or digits only as the
