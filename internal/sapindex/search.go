@@ -254,7 +254,7 @@ func scopeHits(ctx context.Context, pool *pgxpool.Pool, q Query, s scope, semant
 			return err
 		}
 		var err error
-		if keyword, err = keywordHits(ctx, tx, q, s, semantic, false); err != nil {
+		if keyword, err = keywordHits(ctx, tx, q, s, semantic, stageMain); err != nil {
 			return err
 		}
 		named := false
@@ -262,11 +262,20 @@ func scopeHits(ctx context.Context, pool *pgxpool.Pool, q Query, s scope, semant
 			named = named || h.tier == tierExact || h.tier == tierName
 		}
 		if !named {
-			fuzzy, err := keywordHits(ctx, tx, q, s, semantic, true)
+			fuzzy, err := keywordHits(ctx, tx, q, s, semantic, stageFallback)
 			if err != nil {
 				return err
 			}
 			keyword = append(keyword, fuzzy...)
+		}
+		// Any-word matches only when the query's own matches do not fill the page: their
+		// bitmap (every entry with any of the words) is the costliest scan there is.
+		if len(keyword) < q.Limit {
+			words, err := keywordHits(ctx, tx, q, s, semantic, stageWords)
+			if err != nil {
+				return err
+			}
+			keyword = append(keyword, words...)
 		}
 		if semantic && s.entries > 0 && s.entries <= semanticScanMax {
 			args := append([]any{pgx.QueryExecModeExec}, scopeArgs(q, s, true)...)
@@ -301,8 +310,17 @@ const (
 // returns names in order and stops after nameCap instead of sorting every match.
 const nameOrder = `e.object_name USING ~<~`
 
-// keywordHits runs the keyword parts in one statement (fuzzy: only the fuzzy name part).
-func keywordHits(ctx context.Context, tx pgx.Tx, q Query, s scope, semantic, fuzzy bool) ([]Hit, error) {
+// Keyword stages, each one statement: names and full text; the fallbacks when no name matched
+// (fuzzy name, full text of a name's parts); any-word full text.
+const (
+	stageMain = iota
+	stageFallback
+	stageWords
+)
+
+// keywordHits runs the keyword parts of a stage in one statement.
+func keywordHits(ctx context.Context, tx pgx.Tx, q Query, s scope, semantic bool, stage int) ([]Hit, error) {
+	fuzzy := stage == stageFallback
 	args := scopeArgs(q, s, semantic)
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	var parts []string
@@ -319,11 +337,11 @@ func keywordHits(ctx context.Context, tx pgx.Tx, q Query, s scope, semantic, fuz
 	name := strings.ToUpper(text)
 	switch {
 	case fuzzy:
-		if !isName || strings.ContainsAny(name, "*%") || len(name) < 3 {
-			return nil, nil
+		if isName && !strings.ContainsAny(name, "*%") && len(name) >= 3 {
+			n := arg(name)
+			part(tierFuzzy, `similarity(e.object_name, `+n+`)::float8`, `e.object_name % `+n, "", textCap, perPart)
 		}
-		n := arg(name)
-		part(tierFuzzy, `similarity(e.object_name, `+n+`)::float8`, `e.object_name % `+n, "", textCap, perPart)
+	case stage == stageWords:
 	case isName && strings.ContainsAny(name, "*%"):
 		p := arg(likePattern(name))
 		part(tierName, `1.0 / (1 + length(e.object_name))`, `e.object_name LIKE `+p, nameOrder, nameCap, perPart)
@@ -338,23 +356,23 @@ func keywordHits(ctx context.Context, tx pgx.Tx, q Query, s scope, semantic, fuz
 	// fallback when no name matched (its parts are common words: costly and no better).
 	fullText := len(words) > 0 && !strings.ContainsAny(text, "*%")
 	if isName && strings.ContainsAny(text, "_0123456789") {
-		fullText = fullText && fuzzy
+		fullText = fullText && stage == stageFallback
 	} else {
-		fullText = fullText && !fuzzy
+		fullText = fullText && stage == stageMain
 	}
 	if fullText {
 		t := arg(text)
 		tq := `(websearch_to_tsquery('english', ` + t + `) || websearch_to_tsquery('simple', ` + t + `))`
 		part(tierText, `ts_rank(e.search, `+tq+`)::float8`, `e.search @@ `+tq, "", textCap, perPart)
-		if len(words) > 1 {
-			w := arg(strings.Join(words, " | "))
-			oq := `(to_tsquery('english', ` + w + `) || to_tsquery('simple', ` + w + `))`
-			limit := perPart
-			if semantic {
-				limit = semanticWords // the candidates semantic ranking reorders
-			}
-			part(tierWords, `ts_rank(e.search, `+oq+`)::float8`, `e.search @@ `+oq, "", textCap, limit)
+	}
+	if stage == stageWords && len(words) > 1 && !strings.ContainsAny(text, "*%") && !(isName && strings.ContainsAny(text, "_0123456789")) {
+		w := arg(strings.Join(words, " | "))
+		oq := `(to_tsquery('english', ` + w + `) || to_tsquery('simple', ` + w + `))`
+		limit := perPart
+		if semantic {
+			limit = semanticWords // the candidates semantic ranking reorders
 		}
+		part(tierWords, `ts_rank(e.search, `+oq+`)::float8`, `e.search @@ `+oq, "", textCap, limit)
 	}
 	if len(parts) == 0 {
 		return nil, nil
