@@ -361,13 +361,18 @@ func keywordHits(ctx context.Context, tx pgx.Tx, q Query, s scope, semantic bool
 		fullText = fullText && stage == stageMain
 	}
 	if fullText {
+		// One word may be a name's part, which the index keeps unstemmed ('simple'); several
+		// words are a description: English only, which halves the posting lists to read.
 		t := arg(text)
-		tq := `(websearch_to_tsquery('english', ` + t + `) || websearch_to_tsquery('simple', ` + t + `))`
+		tq := `websearch_to_tsquery('english', ` + t + `)`
+		if len(words) == 1 {
+			tq = `(websearch_to_tsquery('english', ` + t + `) || websearch_to_tsquery('simple', ` + t + `))`
+		}
 		part(tierText, `ts_rank(e.search, `+tq+`)::float8`, `e.search @@ `+tq, "", textCap, perPart)
 	}
 	if stage == stageWords && len(words) > 1 && !strings.ContainsAny(text, "*%") && !(isName && strings.ContainsAny(text, "_0123456789")) {
 		w := arg(strings.Join(words, " | "))
-		oq := `(to_tsquery('english', ` + w + `) || to_tsquery('simple', ` + w + `))`
+		oq := `to_tsquery('english', ` + w + `)`
 		limit := perPart
 		if semantic {
 			limit = semanticWords // the candidates semantic ranking reorders
