@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sapindex"
 )
 
@@ -295,7 +294,6 @@ func benchQueries(n int) []string {
 	return out
 }
 
-var _ = sap.IndexPage{}
 
 // loadLandscape copies n generated entries into generation gen with the search indexes dropped
 // and builds them afterwards (as a restore would: much faster than maintaining them row by row).
