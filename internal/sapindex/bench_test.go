@@ -294,7 +294,6 @@ func benchQueries(n int) []string {
 	return out
 }
 
-
 // loadLandscape copies n generated entries into generation gen with the search indexes dropped
 // and builds them afterwards (as a restore would: much faster than maintaining them row by row).
 func loadLandscape(b testing.TB, f fixture, gen int64, n int, emb bagEmbedder) {
