@@ -242,6 +242,9 @@ func TestWritePageToleratesRepeatsAndMalformedItems(t *testing.T) {
 	require.NoError(t, f.st.Pool.QueryRow(ctx, `SELECT category FROM sap_search_entries WHERE object_name = 'ZSALES_BONUS'`).Scan(&cat))
 	assert.Equal(t, "table", cat)
 
+	_, err = f.x.WritePage(ctx, target, "6", sap.IndexPage{Items: customObjects[3:], NextCursor: "6"})
+	assert.ErrorContains(t, err, "would never end")
+
 	_, err = f.x.WritePage(ctx, sapindex.Target{RunID: run, WorkspaceID: f.ws, ConnectionID: f.conn, Generation: gen, Phase: "bogus"}, "", sap.IndexPage{})
 	assert.ErrorContains(t, err, "unknown index phase")
 }

@@ -62,6 +62,9 @@ func (x *Index) WritePage(ctx context.Context, t Target, cursorBefore string, pa
 	if !knownPhase(t.Phase) {
 		return PhaseState{}, fmt.Errorf("write page: unknown index phase %q", t.Phase)
 	}
+	if page.NextCursor != "" && page.NextCursor == cursorBefore {
+		return PhaseState{}, fmt.Errorf("write page: the connector returned cursor %q as the next cursor again; the phase would never end", cursorBefore)
+	}
 	rows, entries, malformed, skipped := mapPage(t.Phase, page.Items)
 	// Fast path: COPY. Duplicates across pages or phases (a connector repeating an item, an
 	// enhancement that custom_objects listed already) make it fail; then the page is written
