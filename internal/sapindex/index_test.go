@@ -189,6 +189,16 @@ func TestWritePageIsExactlyOnceOnRetry(t *testing.T) {
 	assert.Equal(t, 5, f.count(t, "workspace_sap_index", gen))
 	assert.Equal(t, 5, f.count(t, "sap_search_entries", gen))
 
+	// Pages never go into the generation readers see, nor one not handed out.
+	require.NoError(t, f.x.SwitchFull(ctx, f.conn, gen, 1, sapindex.Counts{}))
+	g2, _, err := f.x.BeginBuild(ctx, f.ws, f.conn, "ECC")
+	require.NoError(t, err)
+	run2 := f.run(t, f.ws, f.conn, sapindex.ModeFull, g2)
+	for _, bad := range []int64{gen, g2 + 1} {
+		_, err = f.x.WritePage(ctx, sapindex.Target{RunID: run2, WorkspaceID: f.ws, ConnectionID: f.conn, Generation: bad, Phase: sapindex.PhaseCustomObjects}, "", page1)
+		assert.ErrorContains(t, err, "is not a build of this connection", "generation %d", bad)
+	}
+
 	// A page of another run's connection is refused, not written.
 	other := f.addConnection(t, f.ws, "S4")
 	_, err = f.x.WritePage(ctx, sapindex.Target{RunID: run, WorkspaceID: f.ws, ConnectionID: other, Generation: gen, Phase: sapindex.PhaseCustomObjects}, "", page1)
@@ -231,6 +241,9 @@ func TestWritePageToleratesRepeatsAndMalformedItems(t *testing.T) {
 	assert.Equal(t, "enhancement", cat)
 	require.NoError(t, f.st.Pool.QueryRow(ctx, `SELECT category FROM sap_search_entries WHERE object_name = 'ZSALES_BONUS'`).Scan(&cat))
 	assert.Equal(t, "table", cat)
+
+	_, err = f.x.WritePage(ctx, target, "6", sap.IndexPage{Items: customObjects[3:], NextCursor: "6"})
+	assert.ErrorContains(t, err, "would never end")
 
 	_, err = f.x.WritePage(ctx, sapindex.Target{RunID: run, WorkspaceID: f.ws, ConnectionID: f.conn, Generation: gen, Phase: "bogus"}, "", sap.IndexPage{})
 	assert.ErrorContains(t, err, "unknown index phase")

@@ -145,19 +145,13 @@ func Search(ctx context.Context, pool *pgxpool.Pool, q Query, emb Embedder) (Res
 
 	var keyword, semantic []Hit
 	for _, s := range scopes {
-		k, err := keywordHits(ctx, pool, q, s, res.Mode != SearchKeyword)
+		k, cands, err := scopeHits(ctx, pool, q, s, res.Mode != SearchKeyword)
 		if err != nil {
 			return Result{}, err
 		}
 		keyword = append(keyword, k...)
 		if res.Mode != SearchKeyword {
-			cands := k
-			extra, err := semanticCandidates(ctx, pool, q, s)
-			if err != nil {
-				return Result{}, err
-			}
-			cands = append(cands, extra...)
-			semantic = append(semantic, rerank(cands, qvec)...)
+			semantic = append(semantic, rerank(append(k, cands...), qvec)...)
 		}
 	}
 	keyword = rankKeyword(keyword)
@@ -244,76 +238,153 @@ const scopeFilter = `e.workspace_id = $1::uuid AND e.connection_id = $2::uuid AN
 	AND ($4::text = '' OR e.category = $4::text) AND ($5::boolean IS NULL OR e.custom = $5::boolean)
 	AND ($8::text = '' OR e.object_type = $8::text)`
 
-// keywordHits runs the keyword parts that fit the query in one statement: exact name, name
-// pattern (prefix or * wildcards), full text with every word, fuzzy name (trigram similarity),
-// full text with any word.
-func keywordHits(ctx context.Context, pool *pgxpool.Pool, q Query, s scope, withEmbedding bool) ([]Hit, error) {
-	args := []any{q.WorkspaceID.String(), s.connection.String(), s.generation, strings.ToLower(q.Category), q.Custom, q.Detail, withEmbedding, strings.ToUpper(q.ObjectType)}
-	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
-	var parts []string
-	part := func(tier int, score, where, order string) {
-		parts = append(parts, fmt.Sprintf(`(SELECT %d, %s, %s FROM sap_search_entries e WHERE %s AND %s ORDER BY %s LIMIT %d)`,
-			tier, hitColumns, score, scopeFilter, where, order, perPart))
-	}
-	text := q.Text
-	if nameToken.MatchString(text) {
-		name := strings.ToUpper(text)
-		if strings.ContainsAny(name, "*%") {
-			pattern := likePattern(name)
-			p := arg(pattern)
-			part(tierName, `1.0 / (1 + length(e.object_name))`, `e.object_name LIKE `+p, `length(e.object_name), e.object_name`)
-		} else {
-			n := arg(name)
-			part(tierExact, `1.0::float8`, `e.object_name = `+n, `e.object_type`)
-			p := arg(likeEscape(name) + "%")
-			part(tierName, `1.0 / (1 + length(e.object_name))`, `e.object_name LIKE `+p+` AND e.object_name <> `+n, `length(e.object_name), e.object_name`)
-			if len(name) >= 3 {
-				part(tierFuzzy, `similarity(e.object_name, `+n+`)::float8`, `e.object_name % `+n, `similarity(e.object_name, `+n+`) DESC, e.object_name`)
+// scopeHits searches one connection's current generation in one read-only transaction: the
+// keyword parts that fit the query in one statement (exact name, name pattern, full text with
+// every word, full text with any word), the fuzzy name part only when no name matched, and, for
+// semantic ranking, every entry of a small index as a candidate.
+//
+// Every part is bounded: full-text parts rank at most textCap matching entries (the first ones
+// the index yields), so a query made of very common words costs the same as a rare one; the
+// planner may not fall back to a sequential scan; the trigram threshold is raised so a fuzzy
+// name does not recheck thousands of rows.
+func scopeHits(ctx context.Context, pool *pgxpool.Pool, q Query, s scope, semantic bool) (keyword, candidates []Hit, err error) {
+	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('jit', 'off', true),
+			set_config('pg_trgm.similarity_threshold', '0.5', true)`); err != nil {
+			return err
+		}
+		var err error
+		if keyword, err = keywordHits(ctx, tx, q, s, semantic, stageMain); err != nil {
+			return err
+		}
+		named := false
+		for _, h := range keyword {
+			named = named || h.tier == tierExact || h.tier == tierName
+		}
+		if !named {
+			fuzzy, err := keywordHits(ctx, tx, q, s, semantic, stageFallback)
+			if err != nil {
+				return err
+			}
+			keyword = append(keyword, fuzzy...)
+		}
+		// Any-word matches only when the query's own matches do not fill the page: their
+		// bitmap (every entry with any of the words) is the costliest scan there is.
+		if len(keyword) < q.Limit {
+			words, err := keywordHits(ctx, tx, q, s, semantic, stageWords)
+			if err != nil {
+				return err
+			}
+			keyword = append(keyword, words...)
+		}
+		if semantic && s.entries > 0 && s.entries <= semanticScanMax {
+			args := append([]any{pgx.QueryExecModeExec}, scopeArgs(q, s, true)...)
+			rows, err := tx.Query(ctx, `SELECT 9, `+hitColumns+`, 0::float8 FROM sap_search_entries e WHERE `+scopeFilter+` AND e.embedding IS NOT NULL`, args...)
+			if err != nil {
+				return err
+			}
+			if candidates, err = collectHits(rows, s.connection); err != nil {
+				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("search: %w", err)
+	}
+	return keyword, candidates, nil
+}
+
+func scopeArgs(q Query, s scope, withEmbedding bool) []any {
+	return []any{q.WorkspaceID.String(), s.connection.String(), s.generation, strings.ToLower(q.Category), q.Custom, q.Detail, withEmbedding, strings.ToUpper(q.ObjectType)}
+}
+
+// textCap bounds the entries a full-text part ranks; nameCap the names a pattern part takes
+// (in name order: the first names of a prefix, shortest first among them).
+const (
+	textCap = 500
+	nameCap = 200
+)
+
+// nameOrder is the order of the name index (text_pattern_ops: bytewise), so a prefix scan
+// returns names in order and stops after nameCap instead of sorting every match.
+const nameOrder = `e.object_name USING ~<~`
+
+// Keyword stages, each one statement: names and full text; the fallbacks when no name matched
+// (fuzzy name, full text of a name's parts); any-word full text.
+const (
+	stageMain = iota
+	stageFallback
+	stageWords
+)
+
+// keywordHits runs the keyword parts of a stage in one statement.
+func keywordHits(ctx context.Context, tx pgx.Tx, q Query, s scope, semantic bool, stage int) ([]Hit, error) {
+	fuzzy := stage == stageFallback
+	args := scopeArgs(q, s, semantic)
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	var parts []string
+	// part: the best `limit` of at most `inner` entries matching where, ranked by score.
+	part := func(tier int, score, where, innerOrder string, inner, limit int) {
+		if innerOrder != "" {
+			innerOrder = "ORDER BY " + innerOrder
+		}
+		parts = append(parts, fmt.Sprintf(`(SELECT %d, %s, %s AS score FROM (SELECT e.* FROM sap_search_entries e WHERE %s AND %s %s LIMIT %d) e
+			ORDER BY score DESC, e.object_name LIMIT %d)`, tier, hitColumns, score, scopeFilter, where, innerOrder, inner, limit))
+	}
+	text := q.Text
+	isName := nameToken.MatchString(text)
+	name := strings.ToUpper(text)
+	switch {
+	case fuzzy:
+		if isName && !strings.ContainsAny(name, "*%") && len(name) >= 3 {
+			n := arg(name)
+			part(tierFuzzy, `similarity(e.object_name, `+n+`)::float8`, `e.object_name % `+n, "", textCap, perPart)
+		}
+	case stage == stageWords:
+	case isName && strings.ContainsAny(name, "*%"):
+		p := arg(likePattern(name))
+		part(tierName, `1.0 / (1 + length(e.object_name))`, `e.object_name LIKE `+p, nameOrder, nameCap, perPart)
+	case isName:
+		n := arg(name)
+		part(tierExact, `1.0::float8`, `e.object_name = `+n, "", perPart, perPart)
+		p := arg(likeEscape(name) + "%")
+		part(tierName, `1.0 / (1 + length(e.object_name))`, `e.object_name LIKE `+p+` AND e.object_name <> `+n, nameOrder, nameCap, perPart)
 	}
 	words := queryWords(text)
-	if len(words) > 0 && !strings.ContainsAny(text, "*%") { // a pattern is a name search
+	// Full text: not for a pattern (a name search), and for a name with _ or digits only as the
+	// fallback when no name matched (its parts are common words: costly and no better).
+	fullText := len(words) > 0 && !strings.ContainsAny(text, "*%")
+	if isName && strings.ContainsAny(text, "_0123456789") {
+		fullText = fullText && stage == stageFallback
+	} else {
+		fullText = fullText && stage == stageMain
+	}
+	if fullText {
+		// One word may be a name's part, which the index keeps unstemmed ('simple'); several
+		// words are a description: English only, which halves the posting lists to read.
 		t := arg(text)
-		tq := `(websearch_to_tsquery('english', ` + t + `) || websearch_to_tsquery('simple', ` + t + `))`
-		part(tierText, `ts_rank_cd(e.search, `+tq+`)::float8`, `e.search @@ `+tq, `ts_rank_cd(e.search, `+tq+`) DESC, e.object_name`)
-		if len(words) > 1 {
-			w := arg(strings.Join(words, " | "))
-			oq := `(to_tsquery('english', ` + w + `) || to_tsquery('simple', ` + w + `))`
-			part(tierWords, `ts_rank_cd(e.search, `+oq+`)::float8`, `e.search @@ `+oq, `ts_rank_cd(e.search, `+oq+`) DESC, e.object_name`)
+		tq := `websearch_to_tsquery('english', ` + t + `)`
+		if len(words) == 1 {
+			tq = `(websearch_to_tsquery('english', ` + t + `) || websearch_to_tsquery('simple', ` + t + `))`
 		}
+		part(tierText, `ts_rank(e.search, `+tq+`)::float8`, `e.search @@ `+tq, "", textCap, perPart)
+	}
+	if stage == stageWords && len(words) > 1 && !strings.ContainsAny(text, "*%") && !(isName && strings.ContainsAny(text, "_0123456789")) {
+		w := arg(strings.Join(words, " | "))
+		oq := `to_tsquery('english', ` + w + `)`
+		limit := perPart
+		if semantic {
+			limit = semanticWords // the candidates semantic ranking reorders
+		}
+		part(tierWords, `ts_rank(e.search, `+oq+`)::float8`, `e.search @@ `+oq, "", textCap, limit)
 	}
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	rows, err := pool.Query(ctx, strings.Join(parts, "\nUNION ALL\n"), append([]any{pgx.QueryExecModeExec}, args...)...)
+	rows, err := tx.Query(ctx, strings.Join(parts, "\nUNION ALL\n"), append([]any{pgx.QueryExecModeExec}, args...)...)
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	return collectHits(rows, s.connection)
-}
-
-// semanticCandidates are the entries a semantic rerank considers besides the keyword hits: the
-// best matches of any query word and, when the connection's index is small, every entry.
-func semanticCandidates(ctx context.Context, pool *pgxpool.Pool, q Query, s scope) ([]Hit, error) {
-	args := []any{pgx.QueryExecModeExec, q.WorkspaceID.String(), s.connection.String(), s.generation, strings.ToLower(q.Category), q.Custom, q.Detail, true, strings.ToUpper(q.ObjectType)}
-	var sql string
-	if s.entries > 0 && s.entries <= semanticScanMax {
-		sql = `SELECT 9, ` + hitColumns + `, 0::float8 FROM sap_search_entries e WHERE ` + scopeFilter + ` AND e.embedding IS NOT NULL`
-	} else {
-		words := queryWords(q.Text)
-		if len(words) == 0 {
-			return nil, nil
-		}
-		w := strings.Join(words, " | ")
-		args = append(args, w)
-		oq := `(to_tsquery('english', $9) || to_tsquery('simple', $9))`
-		sql = `SELECT 9, ` + hitColumns + `, ts_rank_cd(e.search, ` + oq + `)::float8 FROM sap_search_entries e WHERE ` + scopeFilter +
-			` AND e.search @@ ` + oq + ` ORDER BY ts_rank_cd(e.search, ` + oq + `) DESC LIMIT ` + fmt.Sprint(semanticWords)
-	}
-	rows, err := pool.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, err
 	}
 	return collectHits(rows, s.connection)
 }

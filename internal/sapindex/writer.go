@@ -62,6 +62,9 @@ func (x *Index) WritePage(ctx context.Context, t Target, cursorBefore string, pa
 	if !knownPhase(t.Phase) {
 		return PhaseState{}, fmt.Errorf("write page: unknown index phase %q", t.Phase)
 	}
+	if page.NextCursor != "" && page.NextCursor == cursorBefore {
+		return PhaseState{}, fmt.Errorf("write page: the connector returned cursor %q as the next cursor again; the phase would never end", cursorBefore)
+	}
 	rows, entries, malformed, skipped := mapPage(t.Phase, page.Items)
 	// Fast path: COPY. Duplicates across pages or phases (a connector repeating an item, an
 	// enhancement that custom_objects listed already) make it fail; then the page is written
@@ -88,15 +91,22 @@ func (x *Index) writePage(ctx context.Context, t Target, cursorBefore string, pa
 			ON CONFLICT DO NOTHING`, t.RunID, t.Phase, t.ConnectionID, t.WorkspaceID); err != nil {
 			return err
 		}
-		err := tx.QueryRow(ctx, `SELECT c.cursor, c.items, c.done FROM sap_sync_phase_cursors c
+		var current, last int64
+		err := tx.QueryRow(ctx, `SELECT c.cursor, c.items, c.done, coalesce(g.generation, 0), coalesce(g.last_generation, 0)
+			FROM sap_sync_phase_cursors c
 			JOIN sap_sync_runs r ON r.id = c.run_id
+			LEFT JOIN workspace_sap_graph g ON g.connection_id = r.connection_id
 			WHERE c.run_id = $1 AND c.phase = $2 AND r.connection_id = $3 AND r.workspace_id = $4
-			FOR UPDATE OF c`, t.RunID, t.Phase, t.ConnectionID, t.WorkspaceID).Scan(&st.Cursor, &st.Items, &st.Done)
+			FOR UPDATE OF c`, t.RunID, t.Phase, t.ConnectionID, t.WorkspaceID).Scan(&st.Cursor, &st.Items, &st.Done, &current, &last)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNoRun
 		}
 		if err != nil {
 			return err
+		}
+		// Only a build's own generation: never the one readers see, never one not handed out.
+		if t.Generation == current || t.Generation > last {
+			return fmt.Errorf("write page: generation %d is not a build of this connection (current %d, last handed out %d)", t.Generation, current, last)
 		}
 		if st.Done || st.Cursor != cursorBefore {
 			st.Replayed = true
