@@ -440,7 +440,8 @@ func (a *Activities) switchIndex(ctx context.Context, conn, runID uuid.UUID, mod
 // isConnectionGone: a row of a deleted connection was written (foreign key violation).
 func isConnectionGone(err error) bool {
 	var pg *pgconn.PgError
-	return errors.As(err, &pg) && pg.Code == "23503" || errors.Is(err, store.ErrNotFound)
+	return errors.As(err, &pg) && pg.Code == "23503" || errors.Is(err, store.ErrNotFound) ||
+		errors.Is(err, sapindex.ErrNoRun) || errors.Is(err, sapindex.ErrNoConnection)
 }
 
 // RecordSkippedSync records a scheduled sync that found another one running.
