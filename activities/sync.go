@@ -287,28 +287,11 @@ type SyncHeartbeat struct {
 
 func newSyncHeartbeat(ctx context.Context, a *Activities, in workflows.PhaseInput) *phaseReporter {
 	h := &phaseReporter{a: a, in: in}
-	done := make(chan struct{})
-	var once sync.Once
-	h.stop = func() { once.Do(func() { close(done) }) }
-	if activity.IsActivity(ctx) {
-		go func() {
-			t := time.NewTicker(syncHeartbeatEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					h.mu.Lock()
-					d := SyncHeartbeat{Phase: in.Phase, Cursor: h.cursor, Items: h.done, Total: h.total}
-					h.mu.Unlock()
-					activity.RecordHeartbeat(ctx, d)
-				}
-			}
-		}()
-	}
+	h.stop = heartbeatWith(ctx, syncHeartbeatEvery, func() any {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return SyncHeartbeat{Phase: in.Phase, Cursor: h.cursor, Items: h.done, Total: h.total}
+	})
 	return h
 }
 

@@ -128,6 +128,11 @@ var recordHeartbeat = activity.RecordHeartbeat
 
 // heartbeatEvery records a heartbeat every interval until stop is called or ctx ends.
 func heartbeatEvery(ctx context.Context, interval time.Duration) (stop func()) {
+	return heartbeatWith(ctx, interval, func() any { return "running" })
+}
+
+// heartbeatWith records a heartbeat with details() every interval until stop or ctx ends.
+func heartbeatWith(ctx context.Context, interval time.Duration, details func() any) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
@@ -142,7 +147,7 @@ func heartbeatEvery(ctx context.Context, interval time.Duration) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				recordHeartbeat(ctx, "running")
+				recordHeartbeat(ctx, details())
 			}
 		}
 	}()
