@@ -232,3 +232,29 @@ func (f *syncFixture) simTotal(t *testing.T, phase string) int64 {
 	t.Fatal("the simulator never answered")
 	return 0
 }
+
+// A succeeded full: FinishSyncRun switches the build in and records the run with every step
+// done, the switch (which it runs) included; a retried finish changes nothing.
+func TestFinishSyncRunSwitchesTheBuildAndRecordsTheSwitchDone(t *testing.T) {
+	f := newSyncFixture(t, sapsim.Options{})
+	ctx := context.Background()
+	res, err := f.a.IndexPhase(ctx, f.input(sapindex.PhaseCustomObjects))
+	require.NoError(t, err)
+	phases := []workflows.PhaseStatus{{Name: sapindex.PhaseCustomObjects, Status: "done", Items: res.Items}, {Name: workflows.StepSwitch, Status: "pending"}}
+	fin := workflows.FinishInput{WorkspaceID: f.ws.String(), Build: f.build, LatestSeq: 7, Status: workflows.SyncStatus{RunID: f.runID.String(),
+		ConnectionID: f.conn.String(), Mode: "full", Trigger: "manual", Status: workflows.SyncSucceeded, Phases: phases}}
+	require.NoError(t, f.a.FinishSyncRun(ctx, fin))
+	require.NoError(t, f.a.FinishSyncRun(ctx, fin), "a retried finish")
+
+	run, err := f.a.Store.GetSyncRun(ctx, f.ws, f.runID)
+	require.NoError(t, err)
+	assert.Equal(t, workflows.SyncSucceeded, run.Status)
+	var stored []workflows.PhaseStatus
+	require.NoError(t, json.Unmarshal(run.Phases, &stored))
+	require.Len(t, stored, 2)
+	assert.Equal(t, "done", stored[1].Status, "the switch is recorded done")
+	assert.Equal(t, "pending", phases[1].Status, "the caller's phases are not changed")
+	gen, err := sapindex.New(f.a.Store.Pool).Generation(ctx, f.conn)
+	require.NoError(t, err)
+	assert.Equal(t, f.build, gen, "readers see the build")
+}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -34,8 +35,17 @@ func TestSyncHistories(t *testing.T) {
 
 	full, code := e.startSync(conn.ID, "full")
 	require.Equal(t, http.StatusAccepted, code)
-	require.Equal(t, "succeeded", e.awaitSync(full, 3*time.Minute).Status)
+	fr := e.awaitSync(full, 3*time.Minute)
+	require.Equal(t, "succeeded", fr.Status)
 	record(full, "sync_full_v1")
+	// The stored run shows every step done, the switch included.
+	var phases []workflows.PhaseStatus
+	require.NoError(t, json.Unmarshal(fr.Phases, &phases))
+	require.NotEmpty(t, phases)
+	for _, p := range phases {
+		assert.Contains(t, []string{"done", "skipped"}, p.Status, "phase %s of a succeeded run", p.Name)
+	}
+	assert.Equal(t, workflows.StepSwitch, phases[len(phases)-1].Name)
 
 	noop, code := e.startSync(conn.ID, "delta")
 	require.Equal(t, http.StatusAccepted, code)
