@@ -85,3 +85,58 @@ func TestSyncHistories(t *testing.T) {
 	t.Logf("cancelled during phase %s", phase)
 	record(cancelled, "sync_cancelled_v1")
 }
+
+// One at a time on the real server: a scheduled sync triggered while a manual one runs starts
+// SAPSyncScheduled, whose child is refused under the connection's sync ID; it records a
+// skipped run and the manual one goes on. Triggered again once the manual one finished, the
+// child runs. Both shapes of SAPSyncScheduled are recorded for the replay test.
+func TestScheduledSyncSkipsWhileAManualOneRuns(t *testing.T) {
+	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
+		o.OfflineLLM.Rules = devstack.DemoRules()
+		c.SAPSimLatency = 300 * time.Millisecond // the manual sync runs long enough to overlap
+	})
+	var conn connectionJSON
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces/"+e.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, &conn))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := e.stack.Deps.Temporal
+	schedule := c.ScheduleClient().GetHandle(ctx, "sync/"+conn.ID+"/delta")
+	// lastAction is the scheduled workflow the schedule started last, once it closed.
+	lastAction := func(n int) (string, string) {
+		var wfID, runID string
+		require.Eventually(t, func() bool {
+			d, err := schedule.Describe(ctx)
+			if err != nil || len(d.Info.RecentActions) < n {
+				return false
+			}
+			a := d.Info.RecentActions[len(d.Info.RecentActions)-1].StartWorkflowResult
+			wfID, runID = a.WorkflowID, a.FirstExecutionRunID
+			return true
+		}, time.Minute, 50*time.Millisecond, "the schedule started its workflow")
+		return wfID, runID
+	}
+
+	manual, code := e.startSync(conn.ID, "full")
+	require.Equal(t, http.StatusAccepted, code)
+	require.Equal(t, http.StatusOK, e.do("POST", "/api/workspaces/"+e.ws+"/sync-schedules/"+conn.ID+"/delta/trigger", nil, nil))
+	wfID, runID := lastAction(1)
+	var st workflows.SyncStatus
+	require.NoError(t, c.GetWorkflow(ctx, wfID, runID).Get(ctx, &st))
+	assert.Equal(t, workflows.SyncSkipped, st.Status)
+	assert.Equal(t, "another sync of this connection was running", st.Error)
+	var status, trigger, errText string
+	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(ctx, `SELECT status, trigger, error FROM sap_sync_runs WHERE workflow_run_id = $1`, runID).Scan(&status, &trigger, &errText))
+	assert.Equal(t, []string{"skipped", "schedule", "another sync of this connection was running"}, []string{status, trigger, errText})
+	recordHistory(t, c, e.stack.Deps.Codec, wfID, runID, "sync_scheduled_skipped_v1")
+
+	require.Equal(t, "succeeded", e.awaitSync(manual, 3*time.Minute).Status, "the manual sync went on")
+	require.NoError(t, c.GetWorkflow(ctx, workflows.SyncWorkflowID(conn.ID), manual).Get(ctx, nil))
+
+	require.Equal(t, http.StatusOK, e.do("POST", "/api/workspaces/"+e.ws+"/sync-schedules/"+conn.ID+"/delta/trigger", nil, nil))
+	wfID, runID = lastAction(2)
+	require.NoError(t, c.GetWorkflow(ctx, wfID, runID).Get(ctx, &st))
+	assert.Equal(t, "schedule", st.Trigger)
+	assert.Equal(t, workflows.SyncSkipped, st.Status, "the child ran: a delta with nothing changed")
+	assert.Equal(t, "nothing changed since the last sync", st.Error)
+	recordHistory(t, c, e.stack.Deps.Codec, wfID, runID, "sync_scheduled_v1")
+}
