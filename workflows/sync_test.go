@@ -386,3 +386,38 @@ func TestScheduledSyncWhileOneRunsIsRecordedAsSkipped(t *testing.T) {
 	require.Len(t, f.skipped, 1)
 	assert.Equal(t, SyncInput{WorkspaceID: "ws-1", ConnectionID: "conn-1", Mode: "delta", Trigger: "schedule"}, f.skipped[0])
 }
+
+// A delta asked for where there is no index yet runs as the full StartSyncRun says it is.
+func TestDeltaWithoutAnIndexRunsAsAFull(t *testing.T) {
+	f := newSyncFakes("ECC", "full")
+	f.start.Generation, f.start.ChangeSeq = 0, 0
+	env := syncEnv(f)
+	env.ExecuteWorkflow(SAPSync, syncInput("delta"))
+	st := syncResult(t, env)
+	assert.Equal(t, "full", st.Mode)
+	require.Len(t, f.probes, 1)
+	assert.True(t, f.probes[0].Full, "only where the change log stands")
+	require.Len(t, f.phases, 8)
+	for _, in := range f.phases {
+		assert.Equal(t, "full", in.Mode)
+		assert.Zero(t, in.AfterSeq)
+	}
+	assert.Equal(t, SyncSucceeded, st.Status)
+}
+
+// Enrich-only reads nothing from the connector: no probe, no index phase; the enrichment steps
+// run over the generation readers see.
+func TestEnrichOnlyRunsOnlyTheEnrichmentSteps(t *testing.T) {
+	f := newSyncFakes("S4HANA", "enrich-only")
+	f.start.Build = f.start.Generation
+	env := syncEnv(f)
+	env.ExecuteWorkflow(SAPSync, syncInput("enrich-only"))
+	st := syncResult(t, env)
+	assert.Equal(t, []string{"start enrich-only", "enrich clean_core", "enrich docs", "enrich embeddings", "finish succeeded"}, f.calls)
+	for _, in := range f.phases {
+		assert.Equal(t, int64(2), in.Generation, in.Phase)
+	}
+	assert.Equal(t, []string{"clean_core:done", "docs:done", "embeddings:done", "switch:done"}, phaseNames(st.Phases))
+	require.Len(t, f.finishes, 1)
+	assert.Equal(t, int64(40), f.finishes[0].LatestSeq, "the change-log position is kept")
+}
