@@ -367,10 +367,12 @@ func (a *Activities) FinishSyncRun(ctx context.Context, in workflows.FinishInput
 	defer heartbeatEvery(ctx, syncHeartbeatEvery)()
 	var counts sapindex.Counts
 	if st.Status == workflows.SyncSucceeded {
+		began := time.Now()
 		counts, err = a.switchIndex(ctx, conn, runID, st.Mode, in.Build, in.LatestSeq)
 		if err != nil && !isConnectionGone(err) {
 			return fmt.Errorf("switch index: %w", err)
 		}
+		st.Phases = switched(st.Phases, time.Since(began))
 	} else if st.Mode != sapindex.ModeEnrichOnly && in.Build != 0 {
 		if err := a.index().Abandon(ctx, conn, in.Build); err != nil {
 			return fmt.Errorf("remove unfinished build: %w", err)
@@ -390,6 +392,18 @@ func (a *Activities) FinishSyncRun(ctx context.Context, in workflows.FinishInput
 	}
 	a.publish(ctx, events.WorkspaceTopic(in.WorkspaceID), events.Event{ID: "sync_finished:" + st.RunID, Type: "sync_finished", Fields: fields})
 	return nil
+}
+
+// switched marks the switch step done: the workflow hands its phases over before the switch,
+// which runs here, so the stored run would otherwise show a succeeded run's switch pending.
+func switched(phases []workflows.PhaseStatus, took time.Duration) []workflows.PhaseStatus {
+	out := append([]workflows.PhaseStatus(nil), phases...)
+	for i := range out {
+		if out[i].Name == workflows.StepSwitch {
+			out[i].Status, out[i].MS = "done", took.Milliseconds()
+		}
+	}
+	return out
 }
 
 // switchIndex makes the run's work visible: a full build becomes the generation readers see, a

@@ -22,6 +22,8 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 			r.RegisterWorkflowWithOptions(Conversation, workflow.RegisterOptions{Name: ConversationWorkflowName})
 			r.RegisterWorkflowWithOptions(DeleteWorkspace, workflow.RegisterOptions{Name: DeleteWorkspaceWorkflowName})
 			r.RegisterWorkflowWithOptions(DeleteOrg, workflow.RegisterOptions{Name: DeleteOrgWorkflowName})
+			r.RegisterWorkflowWithOptions(SAPSync, workflow.RegisterOptions{Name: SyncWorkflowName})
+			r.RegisterWorkflowWithOptions(SAPSyncScheduled, workflow.RegisterOptions{Name: SyncScheduledWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}

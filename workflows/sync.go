@@ -316,11 +316,12 @@ func (s *syncRun) finish(runErr error) (SyncStatus, error) {
 	return *st, nil // a failed sync is recorded in sap_sync_runs; the workflow itself completed its job
 }
 
-// failureMessage is an activity's error without Temporal's wrapping.
+// failureMessage is an activity's error without Temporal's wrapping: ApplicationError.Error()
+// appends "(type: …, retryable: …)", which is no message for the run's reader.
 func failureMessage(err error) string {
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
-		return app.Error()
+		return app.Message()
 	}
 	return err.Error()
 }
