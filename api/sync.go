@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -59,13 +60,25 @@ func (s *Server) startSync(c *gin.Context) {
 	ctx, cancel := s.temporalContext(c.Request.Context())
 	defer cancel()
 	in := workflows.SyncInput{WorkspaceID: w.ID.String(), ConnectionID: conn.ID.String(), Mode: req.Mode, Trigger: sapindex.TriggerManual, RequestedBy: userOf(c)}
-	run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.SyncWorkflowID(conn.ID.String()), TaskQueue: s.TaskQueue,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-	}, workflows.SyncWorkflowName, in)
+	start := func() (client.WorkflowRun, error) {
+		return s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.SyncWorkflowID(conn.ID.String()), TaskQueue: s.TaskQueue,
+			WorkflowExecutionErrorWhenAlreadyStarted: true,
+			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+			WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		}, workflows.SyncWorkflowName, in)
+	}
+	run, err := start()
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	// A run is recorded finished a moment before its workflow closes: a start in that moment
+	// waits for the close instead of answering 409 about a run the client saw finish.
+	for i := 0; i < 20 && errors.As(err, &started) && s.syncRunFinished(ctx, w.ID, started.RunId); i++ {
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		run, err = start()
+	}
 	switch {
 	case errors.As(err, &started):
 		c.AbortWithStatusJSON(http.StatusConflict, gin.H{"error": "a sync of this connection is running; wait for it or cancel it", "code": "sync_running",
@@ -77,6 +90,16 @@ func (s *Server) startSync(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusAccepted, gin.H{"run_id": run.GetRunID(), "workflow_id": run.GetID(), "connection_id": conn.ID, "mode": req.Mode, "status": workflows.SyncRunning})
+}
+
+// syncRunFinished reports whether the run of that workflow run ID is recorded as finished.
+func (s *Server) syncRunFinished(ctx context.Context, workspaceID uuid.UUID, runID string) bool {
+	id, err := uuid.Parse(runID)
+	if err != nil {
+		return false
+	}
+	run, err := s.Store.GetSyncRun(ctx, workspaceID, id)
+	return err == nil && run.Status != workflows.SyncRunning
 }
 
 // indexConnection is one connection's index as GET /index shows it.
