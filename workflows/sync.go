@@ -103,7 +103,7 @@ type PhaseResult struct {
 // PhaseStatus is one phase of a run as the progress query and sap_sync_runs.phases show it.
 type PhaseStatus struct {
 	Name    string `json:"name"`
-	Status  string `json:"status"` // pending | running | done | skipped | failed
+	Status  string `json:"status"` // pending | running | done | skipped | failed | cancelled
 	Items   int64  `json:"items"`
 	MS      int64  `json:"ms"`
 	Skipped string `json:"skipped,omitempty"`
@@ -231,6 +231,9 @@ func (s *syncRun) step(i int, fn func() (PhaseResult, error)) error {
 	p.MS = workflow.Now(s.ctx).Sub(began).Milliseconds()
 	if err != nil {
 		p.Status = "failed"
+		if temporal.IsCanceledError(err) {
+			p.Status = "cancelled"
+		}
 		return err
 	}
 	p.Items, p.Skipped, p.Status = res.Items, res.Skipped, "done"
