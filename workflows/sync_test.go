@@ -326,7 +326,7 @@ func TestCancelDuringAPhaseFinishesTheRunAsCancelled(t *testing.T) {
 	assert.Equal(t, SyncCancelled, fin.Status.Status)
 	assert.Equal(t, "cancelled", fin.Status.Error)
 	assert.Equal(t, int64(3), fin.Build, "the build is removed")
-	assert.Equal(t, []string{"probe:done", "custom_objects:done", "relationships:failed", "custom_code:pending"}, phaseNames(fin.Status.Phases)[:4])
+	assert.Equal(t, []string{"probe:done", "custom_objects:done", "relationships:cancelled", "custom_code:pending"}, phaseNames(fin.Status.Phases)[:4])
 	assert.Equal(t, "finish cancelled", f.calls[len(f.calls)-1])
 }
 
