@@ -21,6 +21,7 @@ import (
 	"github.com/sapagent/sapagent/api"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/blob"
+	"github.com/sapagent/sapagent/internal/cleancore"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/llm"
@@ -202,10 +203,14 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 	if err != nil {
 		return nil, err
 	}
+	classifier, err := cleanCoreClassifier(d.Config)
+	if err != nil {
+		return nil, err
+	}
 	return &activities.Activities{
 		Store: d.Store, Bus: d.Bus, Models: Models(d.Config), PrimaryModel: d.Config.PrimaryModel, Log: d.Log,
 		Temporal: d.Temporal, Blobs: blobs,
-		Sync: activities.Sync{EmbeddingsModel: d.Config.EmbeddingsModel},
+		Sync: activities.Sync{EmbeddingsModel: d.Config.EmbeddingsModel, Classifier: classifier},
 		SAP: activities.SAP{Resolver: resolver, DirectCall: direct, Scripts: scripts,
 			ScriptLimit: script.Limits{MaxSteps: uint64(d.Config.CodeMaxSteps), Timeout: d.Config.CodeTimeout}},
 	}, nil
@@ -290,4 +295,22 @@ func (h levelFloor) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h levelFloor) WithGroup(name string) slog.Handler {
 	return levelFloor{h.Handler.WithGroup(name), h.min}
+}
+
+// cleanCoreClassifier grades custom code against the configured Cloudification Repository
+// (CLOUDIFICATION_REPOSITORY; the shipped copy by default) and customer namespaces.
+func cleanCoreClassifier(c config.Config) (*cleancore.Classifier, error) {
+	var repo *cleancore.Repository
+	var err error
+	if c.CloudificationRepository == "" {
+		repo, err = cleancore.Default()
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		repo, err = cleancore.Load(ctx, c.CloudificationRepository)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("CLOUDIFICATION_REPOSITORY: %w", err)
+	}
+	return cleancore.New(repo, cleancore.Options{CustomerNamespaces: c.CustomerNamespaces})
 }

@@ -29,6 +29,11 @@ type Config struct {
 	OfflineLLMDelay   time.Duration
 	PrimaryModel      string // PRIMARY_MODEL: provider:model
 	EmbeddingsModel   string // EMBEDDINGS_MODEL: provider:model of the SAP index's embeddings
+	// CLOUDIFICATION_REPOSITORY: a directory or http(s) base URL of SAP's Cloudification
+	// Repository files; empty: the copy shipped in the binary.
+	CloudificationRepository string
+	// CUSTOMER_NAMESPACES: the customer's own namespaces (e.g. /ACME/), custom like Z* and Y*.
+	CustomerNamespaces []string
 	MaxMessageBytes   int    // MAX_MESSAGE_BYTES
 	IdleTimeout       time.Duration
 	DataDir           string // DATA_DIR (dev stack only)
@@ -263,6 +268,13 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 		defaultEmbeddings = "openai:text-embedding-3-small"
 	}
 	c.EmbeddingsModel = r.str("EMBEDDINGS_MODEL", defaultEmbeddings)
+	c.CloudificationRepository = r.str("CLOUDIFICATION_REPOSITORY", "")
+	c.CustomerNamespaces = splitList(r.str("CUSTOMER_NAMESPACES", ""))
+	for _, ns := range c.CustomerNamespaces {
+		if len(ns) < 3 || !strings.HasPrefix(ns, "/") || !strings.HasSuffix(ns, "/") {
+			return Config{}, fmt.Errorf("CUSTOMER_NAMESPACES: %q is not a namespace like /ACME/", ns)
+		}
+	}
 	if r.err != nil {
 		return Config{}, r.err
 	}

@@ -70,6 +70,7 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		"SANDBOX_MEMORY_MB":            {"SANDBOX_MEMORY_MB": "8"},
 		"WORKSPACE_STORAGE_BYTES":      {"WORKSPACE_STORAGE_BYTES": "1GB"},
 		"MAX_SOCKETS_PER_USER":         {"MAX_SOCKETS_PER_USER": "0"},
+		"CUSTOMER_NAMESPACES":          {"CUSTOMER_NAMESPACES": "ACME"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(env(vars))
