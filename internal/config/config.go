@@ -34,12 +34,12 @@ type Config struct {
 	CloudificationRepository string
 	// CUSTOMER_NAMESPACES: the customer's own namespaces (e.g. /ACME/), custom like Z* and Y*.
 	CustomerNamespaces []string
-	MaxMessageBytes   int    // MAX_MESSAGE_BYTES
-	IdleTimeout       time.Duration
-	DataDir           string // DATA_DIR (dev stack only)
-	TemporalPort      int    // TEMPORAL_PORT (dev stack only)
-	TemporalUIPort    int    // TEMPORAL_UI_PORT (dev stack only; 0 disables the UI)
-	TemporalLogLevel  string // TEMPORAL_LOG_LEVEL (dev stack only): the embedded server's log level
+	MaxMessageBytes    int // MAX_MESSAGE_BYTES
+	IdleTimeout        time.Duration
+	DataDir            string // DATA_DIR (dev stack only)
+	TemporalPort       int    // TEMPORAL_PORT (dev stack only)
+	TemporalUIPort     int    // TEMPORAL_UI_PORT (dev stack only; 0 disables the UI)
+	TemporalLogLevel   string // TEMPORAL_LOG_LEVEL (dev stack only): the embedded server's log level
 
 	AuthJWTSecret  string   // AUTH_JWT_SECRET: HS256 secret
 	AuthJWKSURL    string   // AUTH_JWKS_URL: asymmetric keys
