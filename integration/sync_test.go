@@ -225,6 +225,13 @@ func TestSyncBothSimulatedSystemsThroughTheAPI(t *testing.T) {
 	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(context.Background(), `SELECT level FROM clean_core_analysis a JOIN workspace_sap_graph g
 		ON g.connection_id = a.connection_id AND g.generation = a.generation WHERE a.connection_id = $1 AND object_name = 'ZSYNC_NEW_REPORT'`, ecc.ID).Scan(&level))
 	assert.Equal(t, "D", level, "it updates BSEG, an SAP table")
+	// Its technical doc, written during the delta, is readable.
+	var doc struct {
+		Title    string `json:"title"`
+		Markdown string `json:"markdown"`
+	}
+	require.Equal(t, http.StatusOK, e.do("GET", "/api/workspaces/"+e.ws+"/docs/object/PROG%20ZSYNC_NEW_REPORT?connection_id="+ecc.ID, nil, &doc))
+	assert.NotEmpty(t, doc.Markdown)
 }
 
 // dial0Workspace opens the workspace's event stream.

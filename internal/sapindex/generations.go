@@ -157,6 +157,12 @@ func (x *Index) MergeDelta(ctx context.Context, connectionID uuid.UUID, stagingG
 				return fmt.Errorf("merge delta: move %s: %w", table, err)
 			}
 		}
+		// Docs the delta (re)wrote carry the staging generation: readers show docs up to the
+		// current one, so they move with the rows.
+		if _, err := tx.Exec(ctx, `UPDATE sap_generated_docs SET generation = $2 WHERE connection_id = $1 AND generation = $3`,
+			connectionID, current, stagingGen); err != nil {
+			return fmt.Errorf("merge delta: move docs: %w", err)
+		}
 		_, err = tx.Exec(ctx, `UPDATE workspace_sap_graph SET status = 'ready', change_seq = greatest(change_seq, $2),
 			last_delta_sync_at = now(), updated_at = now() WHERE connection_id = $1`, connectionID, changeSeq)
 		return err
