@@ -270,7 +270,12 @@ func TestFaultSyncConnectorErrorsHalfTheTime(t *testing.T) {
 	assert.GreaterOrEqual(t, tp.sim.injected(), 5, "the connector did fail")
 	tp.checkSyncedOnce(conn, full, totals)
 	tp.checkFirstPagesOnce(before)
-	t.Logf("attempts of the index phases: %v", tp.indexAttempts(conn, full))
+	attempts := tp.indexAttempts(conn, full)
+	retried := false
+	for _, a := range attempts {
+		retried = retried || a > 1
+	}
+	assert.True(t, retried, "a page failed five times in a row and its activity was retried (attempts %v)", attempts)
 
 	// A transport: one object created, three modified, one deleted.
 	sys, _ := tp.sim.land.System("ECC")
