@@ -425,12 +425,23 @@ type simServer struct {
 	mu       sync.Mutex
 	requests int           // write BAPI calls received
 	arrived  chan struct{} // one value per write BAPI call received
+	// The sync fault tests (sync_fault_test.go): index calls served that asked for a phase's
+	// first page (empty cursor), by endpoint; and a share of all calls failed before the
+	// simulator sees them.
+	firstPages map[string]int
+	errorRate  float64
+	// faults is seeded, so the same calls fail in every run. With this seed the full sync of
+	// TestFaultSyncConnectorErrorsHalfTheTime has a catalog page fail five times in a row,
+	// which fails its activity: Temporal's retry, not only the in-page one, is exercised.
+	faults *mrand.Rand
+	failed int
 }
 
 const writeBAPI = "BAPI_MATERIAL_SAVEDATA"
 
-func startSim(t testing.TB, latency time.Duration) *simServer {
-	s := &simServer{land: sapsim.NewLandscape(sapsim.Options{}), latency: latency, arrived: make(chan struct{}, 100)}
+func startSim(t testing.TB, latency time.Duration, opts sapsim.Options) *simServer {
+	s := &simServer{land: sapsim.NewLandscape(opts), latency: latency, arrived: make(chan struct{}, 100), firstPages: map[string]int{},
+		faults: mrand.New(mrand.NewPCG(5, 50))}
 	s.inner = s.land.Handler()
 	s.URL = serveHTTP(t, s)
 	return s
@@ -438,6 +449,10 @@ func startSim(t testing.TB, latency time.Duration) *simServer {
 
 func (s *simServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if s.injectFault(w) {
+		return
+	}
+	s.countFirstPage(r.URL.Path, body)
 	if strings.HasSuffix(r.URL.Path, "/"+sap.EndpointExecuteRFC) && bytes.Contains(body, []byte(writeBAPI)) {
 		s.mu.Lock()
 		s.requests++
@@ -450,6 +465,68 @@ func (s *simServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	s.inner.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
+}
+
+// injectFault fails the call (alternately 503 and 500, as a connector's outage or crash
+// would) with the server's error rate; it reports whether it did.
+func (s *simServer) injectFault(w http.ResponseWriter) bool {
+	s.mu.Lock()
+	fail := s.errorRate > 0 && s.faults.Float64() < s.errorRate
+	if fail {
+		s.failed++
+	}
+	n := s.failed
+	s.mu.Unlock()
+	if !fail {
+		return false
+	}
+	status := http.StatusServiceUnavailable
+	if n%2 == 0 {
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(sap.ErrorBody{Error: sap.ErrorDetail{Code: sap.ErrSystemUnavailable, Message: "injected fault"}})
+	return true
+}
+
+// setErrorRate sets the share of calls injectFault fails.
+func (s *simServer) setErrorRate(rate float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errorRate = rate
+}
+
+func (s *simServer) injected() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+// countFirstPage counts an index call that asks for a phase's first page.
+func (s *simServer) countFirstPage(path string, body []byte) {
+	_, endpoint, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if !strings.HasPrefix(endpoint, "index/") {
+		return
+	}
+	var req sap.IndexRequest
+	if json.Unmarshal(body, &req) != nil || req.Cursor != "" {
+		return
+	}
+	s.mu.Lock()
+	s.firstPages[endpoint]++
+	s.mu.Unlock()
+}
+
+// firstPageRequests returns the first-page calls per index endpoint so far.
+func (s *simServer) firstPageRequests() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.firstPages))
+	for k, v := range s.firstPages {
+		out[k] = v
+	}
+	return out
 }
 
 func (s *simServer) writeRequests() int {
@@ -543,6 +620,11 @@ type topoOptions struct {
 	storyDelay time.Duration
 	// bapiLatency is how long the simulated SAP takes for the write BAPI.
 	bapiLatency time.Duration
+	// sim configures the simulated landscape (its size: GeneratedObjects).
+	sim sapsim.Options
+	// tokenDelay is the offline model's pause between chunks of other replies (default 2 ms);
+	// the sync tests shorten it, so the docs a sync writes take little time.
+	tokenDelay time.Duration
 }
 
 // topology is one product deployment: private services, api and worker processes.
@@ -607,9 +689,12 @@ func startTopology(t testing.TB, o topoOptions) *topology {
 			tp.dumpLogs()
 		}
 	})
-	llm := offlinellm.New(offlinellm.Options{TokenDelay: 2 * time.Millisecond, Rules: faultRules(o.storyDelay)})
+	if o.tokenDelay == 0 {
+		o.tokenDelay = 2 * time.Millisecond
+	}
+	llm := offlinellm.New(offlinellm.Options{TokenDelay: o.tokenDelay, Rules: faultRules(o.storyDelay)})
 	tp.llmURL = serveHTTP(t, llm.Handler()) + "/v1"
-	tp.sim = startSim(t, o.bapiLatency)
+	tp.sim = startSim(t, o.bapiLatency, o.sim)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -884,13 +969,15 @@ func (tp *topology) newAgent() string {
 	return a.ID
 }
 
-// connectECC adds the connection "ECC", reached over HTTP at the simulator with its key.
-func (tp *topology) connectECC() {
+// connectECC adds the connection "ECC", reached over HTTP at the simulator with its key, and
+// returns its ID.
+func (tp *topology) connectECC() string {
 	var c struct {
 		ID string `json:"id"`
 	}
 	tp.mustDo(0, "POST", "/api/workspaces/"+tp.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC", "connector_url": tp.sim.URL + "/ECC"}, &c, http.StatusCreated)
 	tp.mustDo(0, "PUT", "/api/workspaces/"+tp.ws+"/connections/"+c.ID+"/secrets/connector_key", map[string]any{"value": sapsim.ECCConnectorKey}, nil, http.StatusOK)
+	return c.ID
 }
 
 // send POSTs a message through api process i with its own client message ID.
