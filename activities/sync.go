@@ -35,7 +35,7 @@ var (
 	syncPageTries = 5
 	// syncProgressEvery throttles progress events and rows.
 	syncProgressEvery = time.Second
-	// syncHeartbeatEvery must be well inside the workflow's 30 s heartbeat timeout.
+	// syncHeartbeatEvery must be well inside the workflow's 15 s heartbeat timeout.
 	syncHeartbeatEvery = 5 * time.Second
 )
 

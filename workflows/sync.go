@@ -151,7 +151,7 @@ const ErrTypeSyncRefused = "SyncRefused"
 func syncActivities(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 6 * time.Hour,
-		HeartbeatTimeout:    30 * time.Second,
+		HeartbeatTimeout:    15 * time.Second,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
