@@ -309,7 +309,7 @@ func TestLandscapeCleanCore(t *testing.T) {
 		Level   string           `json:"level"`
 		Reasons []map[string]any `json:"reasons"`
 	}
-	status, rec = e.get("alice", e.base+"/clean-core/objects/CLAS/ACME/CL_RATING?connection_id="+ecc, &one)
+	status, _ = e.get("alice", e.base+"/clean-core/objects/CLAS/ACME/CL_RATING?connection_id="+ecc, &one)
 	assert.Equal(t, http.StatusNotFound, status, "the name is the whole rest of the path: ACME/CL_RATING is another object")
 	status, rec = e.get("alice", e.base+"/clean-core/objects/clas//ACME/CL_RATING?connection_id="+ecc, &one)
 	require.Equal(t, http.StatusOK, status, rec.Body.String())

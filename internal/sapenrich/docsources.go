@@ -184,12 +184,10 @@ func processOf(name string) int {
 }
 
 type processFacts struct {
-	objects   int64
-	pkgs      map[string]int64
-	touched   map[string][2]int64 // SAP object -> reads/calls, writes
-	listed    []string
-	lastObj   string
-	lastLines []string
+	objects int64
+	pkgs    map[string]int64
+	touched map[string][2]int64 // SAP object -> reads/calls, writes
+	listed  []string
 }
 
 // processDocs streams the relationships of custom objects to the processes' SAP objects
