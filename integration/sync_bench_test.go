@@ -29,7 +29,7 @@ func BenchmarkFullSync100k(b *testing.B) {
 }
 
 // BenchmarkFullSync1M: the same at about 1,000,000 entries, followed by a delta of 100 changed
-// objects on that index. Opt-in (SYNC_BENCH_1M=1): 5–9 minutes on the 2-core machine, on top of
+// objects on that index. Opt-in (SYNC_BENCH_1M=1): 4.5–9 minutes on the 2-core machine, on top of
 // the rest of the package's benchmarks under `make bench`'s timeout.
 func BenchmarkFullSync1M(b *testing.B) {
 	if os.Getenv("SYNC_BENCH_1M") != "1" {
