@@ -55,7 +55,7 @@ func (r *docRunner) objectDocs(ctx context.Context) error {
 					AND c.phase = 'custom_code' AND c.object_type = o.object_type AND c.object_name = o.object_name
 				ORDER BY c.item_key LIMIT 1) src ON true
 			LEFT JOIN LATERAL (SELECT a.level, a.findings FROM clean_core_analysis a WHERE a.connection_id = o.connection_id
-				AND a.generation = o.generation AND a.object_type = o.object_type AND a.object_name = o.object_name) a ON true
+				AND a.generation = o.generation AND a.object_type = o.object_type AND a.object_name = o.object_name LIMIT 1) a ON true
 			ORDER BY o.object_type, o.object_name`,
 			r.s.args(lastType, lastName, r.opts.SourceExcerptChars, objMaxRels, objMaxFindings, page)...)
 		if err != nil {
@@ -200,13 +200,16 @@ func (r *docRunner) processDocs(ctx context.Context) error {
 			patterns = append(patterns, strings.ReplaceAll(pre, "_", `\_`)+"%")
 		}
 	}
-	// Only matching relationships look their object up, by primary key.
+	// Only matching relationships look their object up, by primary key. LIMIT 1 keeps the
+	// lookup a per-row probe: without it Postgres pulls the subquery up into a join, and on
+	// fresh rows without statistics it plans that join as a scan of every custom object per
+	// relationship (11.7 s at 100k entries, see docs/benchmarks.md "SAP landscape sync").
 	rows, err := r.db.Query(ctx, `SELECT o.package, r.object_type, r.object_name, upper(r.data->>'to'),
 			lower(coalesce(r.data->>'usage', '')), coalesce(r.data->>'kind', '')
 		FROM workspace_sap_index r
 		CROSS JOIN LATERAL (SELECT o.package FROM workspace_sap_index o WHERE o.connection_id = r.connection_id
 			AND o.generation = r.generation AND o.phase = 'custom_objects' AND o.object_type = r.object_type
-			AND o.object_name = r.object_name) o
+			AND o.object_name = r.object_name LIMIT 1) o
 		WHERE r.connection_id = $1 AND r.workspace_id = $2 AND r.generation = $3 AND r.phase = 'relationships'
 			AND (upper(r.data->>'to') = ANY($4) OR upper(r.data->>'to') LIKE ANY($5))
 		ORDER BY r.object_type, r.object_name, 4`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, names, patterns)
