@@ -132,22 +132,27 @@ func (x *Index) MergeDelta(ctx context.Context, connectionID uuid.UUID, stagingG
 			return fmt.Errorf("merge delta: generation %d is not a staging build newer than the current generation %d", stagingGen, current)
 		}
 		// workspace_sap_index: an object's rows of a phase are replaced when the staging build
-		// wrote that phase for it; all its rows go when the change log lists it.
+		// wrote that phase for it; all its rows go when the change log lists it. Each delete is
+		// driven by the delta's keys through an index, so a merge costs what the delta holds,
+		// not what the index holds.
 		if _, err := tx.Exec(ctx, `DELETE FROM workspace_sap_index c
-			WHERE c.connection_id = $1 AND c.generation = $2 AND (
-				EXISTS (SELECT 1 FROM sap_sync_changes ch WHERE ch.run_id = $4 AND ch.object_type = c.object_type AND ch.object_name = c.object_name)
-				OR EXISTS (SELECT 1 FROM workspace_sap_index s WHERE s.connection_id = $1 AND s.generation = $3
-					AND s.phase = c.phase AND s.object_type = c.object_type AND s.object_name = c.object_name))`,
-			connectionID, current, stagingGen, runID); err != nil {
+			USING (SELECT DISTINCT phase, object_type, object_name FROM workspace_sap_index WHERE connection_id = $1 AND generation = $3) s
+			WHERE c.connection_id = $1 AND c.generation = $2 AND c.phase = s.phase AND c.object_type = s.object_type AND c.object_name = s.object_name`,
+			connectionID, current, stagingGen); err != nil {
 			return fmt.Errorf("merge delta: %w", err)
 		}
+		for _, table := range generationTables {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` c USING sap_sync_changes ch
+				WHERE ch.run_id = $3 AND c.connection_id = $1 AND c.generation = $2 AND c.object_type = ch.object_type AND c.object_name = ch.object_name`,
+				connectionID, current, runID); err != nil {
+				return fmt.Errorf("merge delta: %w", err)
+			}
+		}
 		for _, table := range []string{"sap_search_entries", "clean_core_analysis"} {
-			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` c
-				WHERE c.connection_id = $1 AND c.generation = $2 AND (
-					EXISTS (SELECT 1 FROM sap_sync_changes ch WHERE ch.run_id = $4 AND ch.object_type = c.object_type AND ch.object_name = c.object_name)
-					OR EXISTS (SELECT 1 FROM `+table+` s WHERE s.connection_id = $1 AND s.generation = $3
-						AND s.object_type = c.object_type AND s.object_name = c.object_name))`,
-				connectionID, current, stagingGen, runID); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` c USING `+table+` s
+				WHERE s.connection_id = $1 AND s.generation = $3 AND c.connection_id = $1 AND c.generation = $2
+				AND c.object_type = s.object_type AND c.object_name = s.object_name`,
+				connectionID, current, stagingGen); err != nil {
 				return fmt.Errorf("merge delta: %w", err)
 			}
 		}
