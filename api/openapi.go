@@ -50,6 +50,9 @@ var (
 var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/health", Summary: "Dependency health (200 ok, 503 degraded)", Status: 200, Public: true},
 	{Method: "GET", Path: "/api/openapi.json", Summary: "This document", Status: 200, Public: true},
+	{Method: "POST", Path: "/api/dev/token", Summary: "Development sign-in: a 12-hour bearer token for a user name (only when ENVIRONMENT is not production and AUTH_JWT_SECRET is set; otherwise 404)", Status: 200, Public: true,
+		Body:     obj([]string{"user"}, map[string]any{"user": map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$"}}),
+		Response: props(map[string]any{"token": strType, "user": strType, "expires_at": map[string]any{"type": "string", "format": "date-time"}}), Errors: []int{404}},
 
 	{Method: "GET", Path: "/api/orgs", Summary: "List the caller's organizations", Status: 200},
 	{Method: "POST", Path: "/api/orgs", Summary: "Create an organization (caller becomes owner)", Status: 201, Body: obj([]string{"name"}, map[string]any{"name": str(200)})},

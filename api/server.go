@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +69,12 @@ type Server struct {
 	AccessCheckEvery time.Duration
 	access           accessWatch // open streams by (workspace, user), for that check
 
+	// DevTokens mints a bearer token for a user name: the development sign-in. Nil (always
+	// in production) leaves POST /api/dev/token unrouted: 404.
+	DevTokens func(user string) (token string, expires time.Time, err error)
+	// Web serves the web chat at / (package web); nil: only the API answers.
+	Web http.Handler
+
 	landscapeCache landscape.Cache // figures over whole SAP indexes, per index version (landscape.go)
 }
 
@@ -77,12 +84,23 @@ func (s *Server) Router() *gin.Engine {
 	r := gin.New()
 	r.Use(s.recovery(), validText)
 	r.HandleMethodNotAllowed = true
-	r.NoRoute(func(c *gin.Context) { notFound(c, "route") })
+	r.NoRoute(func(c *gin.Context) {
+		// The web chat answers every path outside /api (its own routes included); an unknown
+		// API route stays a JSON 404.
+		if p := c.Request.URL.Path; s.Web != nil && p != "/api" && !strings.HasPrefix(p, "/api/") {
+			s.Web.ServeHTTP(c.Writer, c.Request)
+			return
+		}
+		notFound(c, "route")
+	})
 	r.NoMethod(func(c *gin.Context) { fail(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed") })
 
 	api := r.Group("/api")
 	api.GET("/health", s.health)
 	api.GET("/openapi.json", s.openAPI)
+	if s.DevTokens != nil {
+		api.POST("/dev/token", s.devToken) // development sign-in (web chat); absent in production
+	}
 	// Authenticated by the codec itself (header or cookie, operators only); not rate-limited:
 	// the UI decodes every event of a history it shows.
 	s.codecRoutes(api)

@@ -34,6 +34,7 @@ import (
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
+	"github.com/sapagent/sapagent/web"
 )
 
 // Deps are the open connections of one process.
@@ -157,7 +158,9 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		return nil, err
 	}
 	return &api.Server{
-		Store: d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
+		Web:       web.Embedded(web.Options{}),
+		DevTokens: devTokens(c),
+		Store:     d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
 		Auth: verifier, Limiter: redis_rate.NewLimiter(limiterKeys{d.limiterRedis}), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
 		RateLimitTimeout: c.RateLimitTimeout, TemporalTimeout: c.TemporalCallTimeout, AccessCheckEvery: c.StreamAccessCheck,
@@ -313,4 +316,17 @@ func cleanCoreClassifier(c config.Config) (*cleancore.Classifier, error) {
 		return nil, fmt.Errorf("CLOUDIFICATION_REPOSITORY: %w", err)
 	}
 	return cleancore.New(repo, cleancore.Options{CustomerNamespaces: c.CustomerNamespaces})
+}
+
+// devTokens is the development sign-in's token minter: only off production, and only with an
+// HS256 secret (a JWKS setup signs in through its identity provider).
+func devTokens(c config.Config) func(string) (string, time.Time, error) {
+	if c.Environment == "production" || c.AuthJWTSecret == "" {
+		return nil
+	}
+	const ttl = 12 * time.Hour
+	return func(user string) (string, time.Time, error) {
+		tok, err := auth.Mint([]byte(c.AuthJWTSecret), user, ttl, c.AuthAudience, c.AuthIssuer)
+		return tok, time.Now().Add(ttl).UTC(), err
+	}
 }
