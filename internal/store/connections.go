@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Connection is one named SAP system of a workspace.
@@ -159,10 +160,21 @@ func originLabel(origin string) string {
 }
 
 // DeleteConnection removes a connection with its secrets and credentials.
+//
+// The delete cascades to the connection's SAP index. A sync page being written at that moment
+// holds locks the cascade needs and needs the connection row the delete holds: Postgres breaks
+// that deadlock by aborting one side, and when it is the delete, it is tried again (the page's
+// writer finds the connection gone on its retry).
 func (s *Store) DeleteConnection(ctx context.Context, workspaceID, id uuid.UUID) error {
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM workspace_connections WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
+	for try := 0; ; try++ {
+		tag, err := s.Pool.Exec(ctx, `DELETE FROM workspace_connections WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+		var pg *pgconn.PgError
+		if errors.As(err, &pg) && (pg.Code == "40P01" || pg.Code == "40001") && try < 5 {
+			continue // deadlock_detected, serialization_failure
+		}
+		if err == nil && tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		return err
 	}
-	return err
 }
