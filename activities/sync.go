@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -476,13 +475,8 @@ func (a *Activities) StopWorkspaceSyncs(ctx context.Context, workspaceID string)
 	}
 	m := syncschedule.Manager{Client: a.Temporal}
 	for _, c := range conns {
-		if err := m.Delete(ctx, c.ID.String()); err != nil {
-			return fmt.Errorf("delete schedules of %s: %w", c.ID, err)
-		}
-		err := a.Temporal.CancelWorkflow(ctx, workflows.SyncWorkflowID(c.ID.String()), "")
-		var nf *serviceerror.NotFound
-		if err != nil && !errors.As(err, &nf) {
-			return fmt.Errorf("cancel sync of %s: %w", c.ID, err)
+		if err := m.Stop(ctx, c.ID.String()); err != nil {
+			return err
 		}
 	}
 	return nil

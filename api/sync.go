@@ -129,6 +129,11 @@ func (s *Server) indexStatus(c *gin.Context) {
 		s.storeFailed(c, err, "index")
 		return
 	}
+	lastRuns, err := s.Store.LatestSyncRuns(ctx, w.ID)
+	if err != nil {
+		s.storeFailed(c, err, "sync runs")
+		return
+	}
 	byConn := map[uuid.UUID]store.SAPGraph{}
 	for _, g := range graphs {
 		byConn[g.ConnectionID] = g
@@ -139,13 +144,8 @@ func (s *Server) indexStatus(c *gin.Context) {
 		if g, ok := byConn[conn.ID]; ok {
 			ic.Index, ic.Status = &g, g.Status
 		}
-		runs, err := s.Store.ListSyncRuns(ctx, w.ID, &conn.ID, nil, 1)
-		if err != nil {
-			s.storeFailed(c, err, "sync runs")
-			return
-		}
-		if len(runs) == 1 {
-			ic.LastRun = &runs[0]
+		if r, ok := lastRuns[conn.ID]; ok {
+			ic.LastRun = &r
 		}
 		out = append(out, ic)
 	}
@@ -386,14 +386,7 @@ func (s *Server) ensureSchedules(c *gin.Context, conn store.Connection) bool {
 func (s *Server) stopConnectionSyncs(c *gin.Context, conn store.Connection) bool {
 	ctx, cancel := s.temporalContext(c.Request.Context())
 	defer cancel()
-	err := s.schedules().Delete(ctx, conn.ID.String())
-	if err == nil {
-		err = s.Temporal.CancelWorkflow(ctx, workflows.SyncWorkflowID(conn.ID.String()), "")
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			err = nil
-		}
-	}
+	err := s.schedules().Stop(ctx, conn.ID.String())
 	if err != nil {
 		s.logTemporalFailure(ctx, "stop connection syncs", err)
 		unavailable(c, "the workflow service")

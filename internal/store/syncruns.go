@@ -207,3 +207,18 @@ func (s *Store) CountSyncChanges(ctx context.Context, runID uuid.UUID) (int64, e
 	err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM sap_sync_changes WHERE run_id = $1`, runID).Scan(&n)
 	return n, err
 }
+
+// LatestSyncRuns returns each connection's newest run in the workspace, in one query.
+func (s *Store) LatestSyncRuns(ctx context.Context, workspaceID uuid.UUID) (map[uuid.UUID]SyncRun, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT DISTINCT ON (connection_id) `+syncRunColumns+` FROM sap_sync_runs
+		WHERE workspace_id = $1 ORDER BY connection_id, started_at DESC, id DESC`, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SyncRun, error) { return scanSyncRun(r) })
+	out := make(map[uuid.UUID]SyncRun, len(runs))
+	for _, r := range runs {
+		out[r.ConnectionID] = r
+	}
+	return out, err
+}

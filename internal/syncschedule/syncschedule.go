@@ -157,6 +157,18 @@ func (m Manager) Delete(ctx context.Context, connectionID string) error {
 	return nil
 }
 
+// Stop deletes the connection's schedules and cancels its running sync (both idempotent): what
+// deleting a connection or its workspace does before the rows go.
+func (m Manager) Stop(ctx context.Context, connectionID string) error {
+	if err := m.Delete(ctx, connectionID); err != nil {
+		return fmt.Errorf("delete schedules of %s: %w", connectionID, err)
+	}
+	if err := m.Client.CancelWorkflow(ctx, workflows.SyncWorkflowID(connectionID), ""); err != nil && !isNotFound(err) {
+		return fmt.Errorf("cancel sync of %s: %w", connectionID, err)
+	}
+	return nil
+}
+
 // List describes the connection's schedules.
 func (m Manager) List(ctx context.Context, c store.Connection) ([]Schedule, error) {
 	out := make([]Schedule, 0, len(Modes))
