@@ -108,6 +108,9 @@ func TestDeletingAWorkspaceRemovesFilesConversationsAndEvents(t *testing.T) {
 	var other struct{ ID string }
 	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces", map[string]any{"org_id": e.org, "name": "Kept"}, &other))
 	kept := e.populate(other.ID)
+	// A connection has sync schedules: they go with the workspace.
+	var conn struct{ ID string }
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces/"+e.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, &conn))
 
 	// Only an admin may delete; others do not start anything.
 	require.Equal(t, 201, e.do("POST", "/api/orgs/"+e.org+"/members", map[string]any{"user_id": "bob", "role": "member"}, nil))
@@ -132,14 +135,16 @@ func TestDeletingAWorkspaceRemovesFilesConversationsAndEvents(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, e.doAs(bob, "GET", d.StatusURL, nil, nil))
 
 	st := e.waitDeleted(d)
-	e.recordClosed(d.DeletionID, "deletion_workspace_v1")
+	e.recordClosed(d.DeletionID, "deletion_workspace_v2")
 	assert.Equal(t, 1, st.Agents)
 	assert.Equal(t, 1, st.Files)
 	e.assertGone(p)
+	_, err := e.stack.Deps.Temporal.ScheduleClient().GetHandle(context.Background(), "sync/"+conn.ID+"/full").Describe(context.Background())
+	assert.Error(t, err, "the connection's sync schedule is deleted")
 	assert.Equal(t, http.StatusNotFound, e.do("DELETE", "/api/workspaces/"+e.ws, nil, nil), "gone for good")
 
 	// The other workspace keeps everything.
-	_, err := os.Stat(kept.blobPath)
+	_, err = os.Stat(kept.blobPath)
 	assert.NoError(t, err)
 	assert.NotEmpty(t, e.topicKeys("agent:"+kept.agent))
 	assert.Equal(t, http.StatusOK, e.do("GET", "/api/agents/"+kept.agent, nil, nil))
@@ -168,7 +173,7 @@ func TestDeletingAnOrgRemovesEveryWorkspace(t *testing.T) {
 	assert.Empty(t, orgs.Data)
 
 	st := e.waitDeleted(d)
-	e.recordClosed(d.DeletionID, "deletion_org_v1")
+	e.recordClosed(d.DeletionID, "deletion_org_v2")
 	assert.Equal(t, 2, st.Workspaces)
 	assert.Equal(t, 2, st.Agents)
 	assert.Equal(t, 2, st.Files)
