@@ -173,7 +173,7 @@ func TestDeletingAnOrgRemovesEveryWorkspace(t *testing.T) {
 	assert.Empty(t, orgs.Data)
 
 	st := e.waitDeleted(d)
-	e.recordClosed(d.DeletionID, "deletion_org_v2")
+	e.recordClosed(d.DeletionID, "deletion_org_v1")
 	assert.Equal(t, 2, st.Workspaces)
 	assert.Equal(t, 2, st.Agents)
 	assert.Equal(t, 2, st.Files)
