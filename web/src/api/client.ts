@@ -1,0 +1,81 @@
+// The REST client: every call carries the signed-in user's token in the Authorization header
+// (never in a URL), and every failure becomes an ApiError with the API's {error, code}.
+import { getToken, signalUnauthorized } from '../auth/token'
+
+export class ApiError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly retryAfter?: number
+  constructor(status: number, code: string, message: string, retryAfter?: number) {
+    super(message)
+    this.status = status
+    this.code = code
+    this.retryAfter = retryAfter
+  }
+}
+
+export interface ApiOptions {
+  method?: string
+  body?: unknown // JSON-encoded unless it is FormData
+  headers?: Record<string, string>
+  signal?: AbortSignal
+}
+
+export async function api<T>(path: string, opts: ApiOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers }
+  const token = getToken()
+  if (token) headers.Authorization = `Bearer ${token}`
+  let body: BodyInit | undefined
+  if (opts.body instanceof FormData) body = opts.body
+  else if (opts.body !== undefined) {
+    headers['Content-Type'] = 'application/json'
+    body = JSON.stringify(opts.body)
+  }
+  let res: Response
+  try {
+    res = await fetch(path, { method: opts.method ?? 'GET', headers, body, signal: opts.signal })
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') throw e
+    throw new ApiError(0, 'network', 'The server cannot be reached. Check your connection and try again.')
+  }
+  if (res.status === 204) return undefined as T
+  const text = await res.text()
+  let data: unknown = undefined
+  if (text) {
+    try {
+      data = JSON.parse(text)
+    } catch {
+      data = text
+    }
+  }
+  if (!res.ok) {
+    const err = (data ?? {}) as { error?: string; code?: string }
+    const retry = Number(res.headers.get('Retry-After')) || undefined
+    if (res.status === 401) signalUnauthorized()
+    throw new ApiError(res.status, err.code ?? 'http_' + res.status, err.error ?? res.statusText, retry)
+  }
+  return data as T
+}
+
+/** SWR's fetcher: the key is the API path. */
+export const fetcher = <T>(path: string) => api<T>(path)
+
+/** A list page as the API returns it. */
+export interface Page<T> {
+  data: T[]
+  next_cursor: string | null
+  has_more: boolean
+}
+
+/** Which form field an API error code concerns, so forms can show it next to that field. */
+export function fieldOfError(err: unknown, fields: Record<string, string[]>): string | undefined {
+  if (!(err instanceof ApiError)) return undefined
+  for (const [field, codes] of Object.entries(fields)) {
+    if (codes.includes(err.code)) return field
+  }
+  // The API names the field in the message ("name must be …", "connector_url …").
+  for (const field of Object.keys(fields)) {
+    if (err.message.toLowerCase().startsWith(field.replace(/_/g, ' ')) || err.message.startsWith(field)) return field
+  }
+  return undefined
+}

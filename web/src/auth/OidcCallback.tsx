@@ -1,0 +1,3 @@
+export default function OidcCallback() {
+  return <main className="p-6">Signing in…</main>
+}

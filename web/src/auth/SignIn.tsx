@@ -1,0 +1,42 @@
+import { useState, type FormEvent } from 'react'
+import { api, ApiError } from '../api/client'
+import { saveSession } from './token'
+import { Button, TextField, ErrorBanner } from '../ui/controls'
+
+interface DevToken {
+  token: string
+  user: string
+  expires_at: string
+}
+
+/** Development sign-in: any user name, a token from POST /api/dev/token (absent in production). */
+export function DevSignIn() {
+  const [user, setUser] = useState('')
+  const [error, setError] = useState<ApiError | null>(null)
+  const [busy, setBusy] = useState(false)
+  async function submit(e: FormEvent) {
+    e.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      const t = await api<DevToken>('/api/dev/token', { method: 'POST', body: { user: user.trim() } })
+      saveSession({ token: t.token, user: t.user, expiresAt: Date.parse(t.expires_at) })
+    } catch (err) {
+      setError(err as ApiError)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <main className="flex min-h-full items-center justify-center p-6">
+      <form onSubmit={submit} className="w-full max-w-sm space-y-4 rounded-lg border border-slate-200 bg-white p-6 shadow-sm" aria-labelledby="signin-title">
+        <h1 id="signin-title" className="text-xl font-semibold">Sign in to sapagent</h1>
+        <p className="text-sm text-slate-600">Development server: sign in as any user name. A production server signs you in with your identity provider.</p>
+        <TextField label="User name" name="user" value={user} onChange={setUser} autoFocus autoComplete="username"
+          error={error?.code === 'invalid_user' || error?.code === 'invalid_json' ? error.message : undefined} required />
+        {error && error.code !== 'invalid_user' && <ErrorBanner error={error} />}
+        <Button type="submit" disabled={busy || !user.trim()} className="w-full">{busy ? 'Signing in…' : 'Sign in'}</Button>
+      </form>
+    </main>
+  )
+}

@@ -1,0 +1,14 @@
+import useSWR from 'swr'
+import { DevSignIn } from './SignIn'
+import { OidcSignIn, type AuthConfig } from './oidc'
+import { ErrorBanner, Spinner } from '../ui/controls'
+
+/** The sign-in gate: a development server signs in by user name, a production one with OIDC. */
+export function SignInPage() {
+  const { data, error } = useSWR<AuthConfig>('/api/auth/config')
+  // A server without the route (older API) offers the development sign-in, which it refuses if absent.
+  if (error && (error as { status?: number }).status === 404) return <DevSignIn />
+  if (error) return <main className="p-6"><ErrorBanner error={error} /></main>
+  if (!data) return <main className="p-6"><Spinner /></main>
+  return data.mode === 'oidc' ? <OidcSignIn config={data} /> : <DevSignIn />
+}

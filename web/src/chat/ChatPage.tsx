@@ -1,0 +1,3 @@
+export default function ChatPage() {
+  return <main className="p-6">ChatPage</main>
+}

@@ -1,0 +1,3 @@
+export default function LandscapePage() {
+  return <main className="p-6">LandscapePage</main>
+}

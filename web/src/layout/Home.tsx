@@ -1,0 +1,96 @@
+import { useState, type FormEvent } from 'react'
+import { Navigate, useNavigate, useSearchParams } from 'react-router'
+import useSWR, { useSWRConfig } from 'swr'
+import { api, ApiError, type Page } from '../api/client'
+import { keys } from '../api/keys'
+import type { Org, Workspace } from '../api/types'
+import { Button, Card, ErrorBanner, PageHeader, Spinner, TextField } from '../ui/controls'
+
+/** The start page: opens the last workspace, or creates the first organization and workspace. */
+export function Home() {
+  const [params] = useSearchParams()
+  const { data: orgs, error } = useSWR<Page<Org>>(keys.orgs)
+  const orgId = params.get('org') ?? localStorage.getItem('sapagent.org') ?? orgs?.data[0]?.id
+  const validOrg = orgs?.data.find((o) => o.id === orgId)?.id ?? orgs?.data[0]?.id
+  const { data: workspaces } = useSWR<Page<Workspace>>(validOrg ? keys.workspaces(validOrg) : null)
+  const want = params.get('new')
+  if (error) return <main className="p-6"><ErrorBanner error={error} /></main>
+  if (!orgs) return <main className="p-6"><Spinner /></main>
+  if (want === 'org' || orgs.data.length === 0) return <CreateOrg first={orgs.data.length === 0} />
+  if (!validOrg) return <main className="p-6"><Spinner /></main>
+  if (!workspaces) return <main className="p-6"><Spinner /></main>
+  const org = orgs.data.find((o) => o.id === validOrg)!
+  if (want === 'workspace' || workspaces.data.length === 0) return <CreateWorkspace org={org} />
+  const last = localStorage.getItem('sapagent.workspace')
+  const ws = workspaces.data.find((w) => w.id === last) ?? workspaces.data[0]
+  return <Navigate to={`/w/${ws.id}`} replace />
+}
+
+function CreateOrg({ first }: { first: boolean }) {
+  const [name, setName] = useState('')
+  const [error, setError] = useState<ApiError | null>(null)
+  const { mutate } = useSWRConfig()
+  const navigate = useNavigate()
+  async function submit(e: FormEvent) {
+    e.preventDefault()
+    setError(null)
+    try {
+      const o = await api<Org>('/api/orgs', { method: 'POST', body: { name: name.trim() } })
+      localStorage.setItem('sapagent.org', o.id)
+      await mutate(keys.orgs)
+      navigate(`/?org=${o.id}&new=workspace`)
+    } catch (err) {
+      setError(err as ApiError)
+    }
+  }
+  return (
+    <main className="flex-1 overflow-y-auto">
+      <PageHeader title={first ? 'Welcome to sapagent' : 'New organization'} />
+      <div className="max-w-lg p-6">
+        <Card>
+          <form onSubmit={submit} className="space-y-4">
+            {first && <p className="text-sm text-slate-700">Start with an organization: it holds your team's workspaces and members.</p>}
+            <TextField label="Organization name" name="name" value={name} onChange={setName} autoFocus required
+              error={error && /name/.test(error.code) ? error.message : undefined} />
+            {error && !/name/.test(error.code) && <ErrorBanner error={error} />}
+            <Button type="submit" disabled={!name.trim()}>Create organization</Button>
+          </form>
+        </Card>
+      </div>
+    </main>
+  )
+}
+
+function CreateWorkspace({ org }: { org: Org }) {
+  const [name, setName] = useState('')
+  const [error, setError] = useState<ApiError | null>(null)
+  const { mutate } = useSWRConfig()
+  const navigate = useNavigate()
+  async function submit(e: FormEvent) {
+    e.preventDefault()
+    setError(null)
+    try {
+      const w = await api<Workspace>('/api/workspaces', { method: 'POST', body: { org_id: org.id, name: name.trim() } })
+      await mutate(keys.workspaces(org.id))
+      navigate(`/w/${w.id}/settings/connections`)
+    } catch (err) {
+      setError(err as ApiError)
+    }
+  }
+  return (
+    <main className="flex-1 overflow-y-auto">
+      <PageHeader title={`New workspace in ${org.name}`} />
+      <div className="max-w-lg p-6">
+        <Card>
+          <form onSubmit={submit} className="space-y-4">
+            <p className="text-sm text-slate-700">A workspace groups SAP connections, conversations and the people who work on them.</p>
+            <TextField label="Workspace name" name="name" value={name} onChange={setName} autoFocus required
+              error={error && /name/.test(error.code) ? error.message : undefined} />
+            {error && !/name/.test(error.code) && <ErrorBanner error={error} />}
+            <Button type="submit" disabled={!name.trim()}>Create workspace</Button>
+          </form>
+        </Card>
+      </div>
+    </main>
+  )
+}

@@ -1,0 +1,3 @@
+export default function OrgSettingsPage() {
+  return <main className="p-6">OrgSettingsPage</main>
+}
