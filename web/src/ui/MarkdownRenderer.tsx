@@ -1,0 +1,19 @@
+import ReactMarkdown from 'react-markdown'
+import remarkGfm from 'remark-gfm'
+import rehypeHighlight from 'rehype-highlight'
+import './markdown.css'
+
+// Links open in a new tab without handing the page to the target.
+const components = {
+  a: (props: React.AnchorHTMLAttributes<HTMLAnchorElement>) => <a {...props} target="_blank" rel="noopener noreferrer" />,
+}
+
+export default function MarkdownRenderer({ text, className = '' }: { text: string; className?: string }) {
+  return (
+    <div className={`markdown ${className}`}>
+      <ReactMarkdown remarkPlugins={[remarkGfm]} rehypePlugins={[[rehypeHighlight, { detect: false, ignoreMissing: true }]]} components={components}>
+        {text}
+      </ReactMarkdown>
+    </div>
+  )
+}
