@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -310,18 +311,37 @@ func (s *Server) listMessages(c *gin.Context) {
 	if !ok {
 		return
 	}
-	msgs, err := s.Store.ListMessages(c.Request.Context(), agent.ID, after, limit+1)
+	// ?before=<seq> pages backwards (older history than a client's init snapshot holds): the
+	// newest limit messages below seq, in seq order; next_cursor is the next before=.
+	before := int64(-1)
+	if v := c.Query("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || c.Query("cursor") != "" {
+			badRequest(c, "invalid_cursor", "before must be a message seq (≥ 1) and cannot be combined with cursor")
+			return
+		}
+		before = n
+	}
+	var msgs []store.Message
+	var err error
+	if before > 0 {
+		msgs, err = s.Store.ListMessagesBefore(c.Request.Context(), agent.ID, before, limit+1)
+	} else {
+		msgs, err = s.Store.ListMessages(c.Request.Context(), agent.ID, after, limit+1)
+	}
 	if err != nil {
 		s.Log.Error("list messages", "error", err)
 		unavailable(c, "the database")
 		return
 	}
 	hasMore := len(msgs) > limit
-	if hasMore {
-		msgs = msgs[:limit]
-	}
 	var next any
-	if hasMore {
+	switch {
+	case hasMore && before > 0:
+		msgs = msgs[1:] // the oldest row only says that more exist
+		next = fmt.Sprint(msgs[0].Seq)
+	case hasMore:
+		msgs = msgs[:limit]
 		next = fmt.Sprint(msgs[len(msgs)-1].Seq)
 	}
 	c.JSON(http.StatusOK, gin.H{"data": msgs, "next_cursor": next, "has_more": hasMore})

@@ -48,6 +48,8 @@ func TestBadInputGetsAClearErrorAndWritesNothing(t *testing.T) {
 		{"messages of unknown agent", "GET", "/api/agents/" + unknown + "/messages", nil, 404, "not_found"},
 		{"bad limit", "GET", "/api/agents/" + agent.ID + "/messages?limit=0", nil, 400, "invalid_limit"},
 		{"bad cursor", "GET", "/api/agents/" + agent.ID + "/messages?cursor=x", nil, 400, "invalid_cursor"},
+		{"bad before", "GET", "/api/agents/" + agent.ID + "/messages?before=0", nil, 400, "invalid_cursor"},
+		{"before with cursor", "GET", "/api/agents/" + agent.ID + "/messages?before=5&cursor=2", nil, 400, "invalid_cursor"},
 		{"unknown agent get", "GET", "/api/agents/" + unknown, nil, 404, "not_found"},
 		{"over-long agent name", "POST", "/api/agents", map[string]any{"name": strings.Repeat("n", 201), "workspace_id": e.ws}, 400, "invalid_name"},
 		{"bad workspace id", "POST", "/api/agents", map[string]any{"workspace_id": "w1"}, 400, "invalid_id"},

@@ -76,6 +76,13 @@ func (s *Store) ListMessages(ctx context.Context, agentID uuid.UUID, afterSeq in
 		WHERE agent_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, agentID, afterSeq, limit)
 }
 
+// ListMessagesBefore is the newest limit messages with seq < beforeSeq, in seq order: a page of
+// older history for a client that scrolls back from its init snapshot.
+func (s *Store) ListMessagesBefore(ctx context.Context, agentID uuid.UUID, beforeSeq int64, limit int) ([]Message, error) {
+	return s.queryMessages(ctx, `SELECT * FROM (SELECT `+messageColumns+` FROM messages
+		WHERE agent_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3) page ORDER BY seq`, agentID, beforeSeq, limit)
+}
+
 // queryMessages runs a query that selects messageColumns.
 func (s *Store) queryMessages(ctx context.Context, sql string, args ...any) ([]Message, error) {
 	rows, err := s.Pool.Query(ctx, sql, args...)
