@@ -18,6 +18,7 @@ describe('sign-in and onboarding', () => {
       await expect(page.getByRole('button', { name: 'Sign in' }).isDisabled()).resolves.toBe(true)
       const signInAxe = await axeCheck(page)
       expect(signInAxe.serious, describeViolations(signInAxe.serious)).toEqual([])
+      expect(signInAxe.passes).toBeGreaterThan(10) // axe really ran
       expect(signInAxe.score).toBeGreaterThanOrEqual(95)
       await screenshot(page, 'sign-in')
 
@@ -47,8 +48,8 @@ describe('sign-in and onboarding', () => {
       await screenshot(page, 'workspace')
 
       recordResult('accessibility', {
-        sign_in: { score: signInAxe.score, violations: signInAxe.violations.map((v) => `${v.id} (${v.impact})`) },
-        workspace: { score: workspaceAxe.score, violations: workspaceAxe.violations.map((v) => `${v.id} (${v.impact})`) },
+        sign_in: { score: signInAxe.score, rules_passed: signInAxe.passes, violations: signInAxe.violations.map((v) => `${v.id} (${v.impact})`) },
+        workspace: { score: workspaceAxe.score, rules_passed: workspaceAxe.passes, violations: workspaceAxe.violations.map((v) => `${v.id} (${v.impact})`) },
       })
     } finally {
       await closeTab(tab)
