@@ -102,10 +102,14 @@ function psql(sql) {
 }
 
 let stack = null
-let cleaned = false
-async function cleanUp() {
-  if (cleaned) return
-  cleaned = true
+let tests = null
+let cleaning = null
+/** Stops the stack and removes its data; every caller waits for the one clean-up. */
+function cleanUp() {
+  cleaning ??= stopAndRemove()
+  return cleaning
+}
+async function stopAndRemove() {
   if (stack && stack.exitCode === null) {
     stack.kill('SIGTERM')
     for (let i = 0; i < 100 && stack.exitCode === null; i++) await sleep(100)
@@ -126,6 +130,7 @@ async function cleanUp() {
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
     console.error(`e2e: ${sig}: stopping`)
+    if (tests && tests.exitCode === null) tests.kill('SIGTERM')
     cleanUp().finally(() => process.exit(130))
   })
 }
@@ -190,7 +195,7 @@ try {
 
   // --- 4. The tests ------------------------------------------------------------------------------
   const vitest = path.join(webDir, 'node_modules/.bin/vitest')
-  const tests = spawn(vitest, ['run', '--config', path.join(e2eDir, 'vitest.config.ts'), ...process.argv.slice(2)], {
+  tests = spawn(vitest, ['run', '--config', path.join(e2eDir, 'vitest.config.ts'), ...process.argv.slice(2)], {
     cwd: webDir,
     stdio: 'inherit',
     env: { ...process.env, E2E_BASE_URL: baseURL, CHROMIUM: chromiumPath, E2E_RESULTS: resultsDir },
