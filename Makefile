@@ -1,16 +1,56 @@
 # The README's two commands: `make dev` runs the product, `make test` runs the tests.
 GO ?= go
+NPM ?= npm
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: dev test build lint bench services fuzz
+.PHONY: dev test test-go test-web build lint bench services fuzz web node
 
+# What the page is built from: rebuilding when none of it changed is skipped.
+WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/package.json \
+	web/package-lock.json $(wildcard web/vite.config.* web/tsconfig*.json)
+# npm ci writes this file last; it is older than the lockfile when the dependencies changed.
+WEB_DEPS := web/node_modules/.package-lock.json
+
+# Builds the page when Node and npm are here; without them the api binary still builds and
+# serves a page saying how to build it.
 dev: services
+	@if scripts/node.sh check >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory web; \
+	else \
+		echo "dev: the web page is not built: $$(scripts/node.sh check 2>&1)"; \
+		echo "dev: install Node.js 20 or newer with npm, then run 'make web' (make dev does it for you)"; \
+	fi
 	$(GO) build -o bin/sapagent-dev ./cmd/sapagent-dev
 	./bin/sapagent-dev
 
-# Unit, integration (real Postgres, Redis, embedded Temporal) and fuzz seed-corpus tests.
-test: services
+# The web page (web/dist, embedded into the binaries by go build).
+web: web/dist/index.html
+
+node:
+	@scripts/node.sh check
+
+$(WEB_DEPS): web/package-lock.json | node
+	cd web && $(NPM) ci --no-audit --no-fund
+	@touch $@
+
+# Old hashed assets are removed first so the binary embeds only the current build.
+web/dist/index.html: $(WEB_DEPS) $(WEB_SOURCES) | node
+	rm -rf web/dist/assets
+	cd web && $(NPM) run build
+
+# Go unit, integration (real Postgres, Redis, embedded Temporal) and fuzz seed-corpus tests, then
+# the page's unit tests and its browser tests (Chromium from Debian, installed when missing).
+# The page is built first so the Go tests (and the browser tests' binary) embed a real build.
+test: services web
 	$(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) --no-print-directory test-web
+
+test-go: services
+	$(GO) test -count=1 -timeout 30m ./...
+
+test-web: services web
+	cd web && $(NPM) test
+	cd web && $(NPM) run e2e
 
 build:
 	$(GO) build -o bin/ ./cmd/...
