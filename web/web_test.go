@@ -1,6 +1,8 @@
 package web
 
 import (
+	"compress/gzip"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -72,4 +74,36 @@ func TestTheEmbeddedPageServes(t *testing.T) {
 	if !Built() {
 		assert.Contains(t, rec.Body.String(), "built without the web chat")
 	}
+}
+
+// Text assets go out gzip-compressed to clients that accept it, and plain to those that don't.
+func TestAssetsAreCompressedForClientsThatAcceptGzip(t *testing.T) {
+	js := strings.Repeat("export const answer = 42;\n", 200)
+	h := New(fstest.MapFS{
+		"index.html":           {Data: []byte("<!doctype html><div id=root></div>")},
+		"assets/app-3f9a2c.js": {Data: []byte(js)},
+	}, Options{})
+
+	req := httptest.NewRequest("GET", "/assets/app-3f9a2c.js", nil)
+	req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, "gzip", rec.Header().Get("Content-Encoding"))
+	assert.Equal(t, "Accept-Encoding", rec.Header().Get("Vary"))
+	assert.Contains(t, rec.Header().Get("Content-Type"), "javascript")
+	assert.Less(t, rec.Body.Len(), len(js)/5)
+	zr, err := gzip.NewReader(rec.Body)
+	require.NoError(t, err)
+	plain, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, js, string(plain))
+
+	refused := httptest.NewRequest("GET", "/assets/app-3f9a2c.js", nil)
+	refused.Header.Set("Accept-Encoding", "gzip;q=0")
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, refused)
+	assert.Empty(t, rec.Header().Get("Content-Encoding"))
+	assert.Equal(t, js, rec.Body.String())
+	assert.Equal(t, js, get(t, h, "GET", "/assets/app-3f9a2c.js").Body.String(), "no Accept-Encoding: plain")
 }
