@@ -114,6 +114,9 @@ func TestMessageAttachmentsReachTheModel(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond)
 	assert.Equal(t, "The notes mention MARKER-4711.", reply)
 
+	// Replayed by package workflows: a message with attachments (recorded with UPDATE_HISTORIES=1).
+	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+a.ID, "", "conversation_attachments_v1")
+
 	// The stored user message carries the files as parts.
 	var list struct {
 		Data []struct {
