@@ -242,7 +242,6 @@ export function keepSessionFresh(): () => void {
 
 /** Signs out: clears the session, then ends the provider's session when it offers that. */
 export function signOut(): void {
-  const s = loadSession()
   const p = loadProvider()
   saveSession(null)
   localStorage.removeItem(PROVIDER_KEY)
@@ -250,8 +249,7 @@ export function signOut(): void {
     const u = new URL(p.endSessionEndpoint)
     u.searchParams.set('client_id', p.clientId)
     u.searchParams.set('post_logout_redirect_uri', window.location.origin + '/')
-    // id_token_hint is the provider's own token for its own logout page (OIDC RP-Initiated Logout).
-    if (s?.idToken) u.searchParams.set('id_token_hint', s.idToken)
+    // No id_token_hint: that would put a token in a URL (browser history); client_id names the client.
     window.location.assign(u.toString())
   }
 }
