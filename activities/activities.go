@@ -116,8 +116,12 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 			return tc, fmt.Errorf("load tool policy: %w", err)
 		}
 	}
+	parts, err := a.attachmentParts(ctx, agent.WorkspaceID, in.Message.Attachments)
+	if err != nil {
+		return tc, err
+	}
 	saved, dup, err := a.Store.RecordUserMessage(ctx, store.UserTurn{
-		ID: msgID, AgentID: agentID, Seq: in.Seq, Content: in.Message.Content, Parked: in.Message.Parked,
+		ID: msgID, AgentID: agentID, Seq: in.Seq, Content: in.Message.Content, Parked: in.Message.Parked, Parts: parts,
 	})
 	switch {
 	case errors.Is(err, store.ErrParkedMessageMissing), errors.Is(err, store.ErrMessageIDTaken):

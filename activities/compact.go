@@ -44,7 +44,7 @@ const (
 // contextWindow builds a model request's messages for an agent: the system prompt with the
 // latest summary, then the newest whole turns after the summary that fit the model's budget
 // (stored tool outputs expanded). Result.Omitted tells the caller compaction is due.
-func (a *Activities) contextWindow(ctx context.Context, agentID uuid.UUID, system string, tools []openai.Tool, modelRef string) (window.Result, error) {
+func (a *Activities) contextWindow(ctx context.Context, agentID, workspaceID uuid.UUID, system string, tools []openai.Tool, modelRef string) (window.Result, error) {
 	summary, covered, err := a.latestSummary(ctx, agentID)
 	if err != nil {
 		return window.Result{}, err
@@ -56,11 +56,25 @@ func (a *Activities) contextWindow(ctx context.Context, agentID uuid.UUID, syste
 	if err := a.expandStoredOutputs(ctx, agentID, rows); err != nil {
 		return window.Result{}, fmt.Errorf("load tool outputs: %w", err)
 	}
-	return window.Build(window.Request{
+	images, err := a.inlineAttachments(ctx, workspaceID, rows)
+	if err != nil {
+		return window.Result{}, err
+	}
+	res := window.Build(window.Request{
 		System: system, Summary: summary, CoveredThrough: covered, History: rows,
 		Earlier: len(rows) == windowRows && rows[0].Seq > covered+1,
 		Budget:  window.RequestBudget(a.Models.ContextTokens(modelRef)), ToolTokens: window.ToolsTokens(tools),
-	}), nil
+	})
+	var userSeqs []int64
+	for _, m := range rows {
+		if m.Role == "user" && m.Seq > covered {
+			userSeqs = append(userSeqs, m.Seq)
+		}
+	}
+	if err := a.attachImages(ctx, res.Messages, userSeqs, images); err != nil {
+		return window.Result{}, err
+	}
+	return res, nil
 }
 
 // latestSummary returns the newest summary's text and the last seq it covers ("", 0: none).

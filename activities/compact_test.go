@@ -144,7 +144,7 @@ func (e *compactEnv) window() window.Result {
 	conns, err := e.a.Store.ListConnections(ctx, agent.WorkspaceID)
 	require.NoError(e.t, err)
 	// What GenerateReply sends: the workspace's system prompt and tools.
-	res, err := e.a.contextWindow(ctx, e.agent, e.a.systemPrompt(context.Background(), agent.WorkspaceID, conns), e.a.modelTools(len(conns)), e.a.PrimaryModel)
+	res, err := e.a.contextWindow(ctx, e.agent, agent.WorkspaceID, e.a.systemPrompt(context.Background(), agent.WorkspaceID, conns), e.a.modelTools(len(conns)), e.a.PrimaryModel)
 	require.NoError(e.t, err)
 	return res
 }

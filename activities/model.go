@@ -68,7 +68,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	}
 	offered := a.modelTools(len(conns))
 	// The newest turns that fit the model's context, after the latest summary of older ones.
-	win, err := a.contextWindow(ctx, agentID, a.systemPrompt(ctx, agent.WorkspaceID, conns), offered, modelRef)
+	win, err := a.contextWindow(ctx, agentID, agent.WorkspaceID, a.systemPrompt(ctx, agent.WorkspaceID, conns), offered, modelRef)
 	if err != nil {
 		return workflows.TurnResult{}, err
 	}

@@ -218,6 +218,9 @@ func (s *Server) getAgent(c *gin.Context) {
 type sendMessageRequest struct {
 	Content         string `json:"content"`
 	ClientMessageID string `json:"client_message_id"`
+	// Attachments are IDs of files of the agent's workspace (POST /api/files) the model sees
+	// with the message; at most workflows.MaxAttachments.
+	Attachments []string `json:"attachments"`
 }
 
 // sendMessage delivers a message with update-with-start: a running conversation gets it, a
@@ -276,6 +279,10 @@ func (s *Server) deliver(ctx context.Context, agent store.Agent, user string, re
 		}
 		msgID = id
 	}
+	attachments, o := s.checkAttachments(ctx, agent, user, req.Attachments)
+	if o.status != 0 {
+		return o
+	}
 	// Bounded: while Temporal is unreachable the SDK retries until the deadline. A 503 after
 	// the deadline may still have delivered the message; the client retries with the same
 	// client_message_id (the update ID), which Temporal and the workflow deliver once.
@@ -287,7 +294,7 @@ func (s *Server) deliver(ctx context.Context, agent store.Agent, user string, re
 		UpdateOptions: client.UpdateWorkflowOptions{
 			UpdateID:     msgID.String(),
 			UpdateName:   workflows.UpdateSendMessage,
-			Args:         []any{workflows.UserMessage{ID: msgID.String(), Content: req.Content, UserID: user}},
+			Args:         []any{workflows.UserMessage{ID: msgID.String(), Content: req.Content, UserID: user, Attachments: attachments}},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
 	})
@@ -299,6 +306,43 @@ func (s *Server) deliver(ctx context.Context, agent store.Agent, user string, re
 		return s.updateOutcome(ctx, err, "deliver message")
 	}
 	return outcome{http.StatusAccepted, gin.H{"message_id": res.MessageID, "agent_id": agent.ID, "queued": res.Queued}}
+}
+
+// checkAttachments answers 400 invalid_attachment unless every ID names a distinct file of the
+// agent's workspace the sender may see. A file that does not exist, is elsewhere or is hidden
+// gets the same answer, so the check reveals nothing about other workspaces.
+func (s *Server) checkAttachments(ctx context.Context, agent store.Agent, user string, raw []string) ([]string, outcome) {
+	if len(raw) == 0 {
+		return nil, outcome{}
+	}
+	if len(raw) > workflows.MaxAttachments {
+		return nil, failure(http.StatusBadRequest, "invalid_attachment", fmt.Sprintf("a message may carry at most %d attachments, got %d", workflows.MaxAttachments, len(raw)))
+	}
+	ids := make([]uuid.UUID, len(raw))
+	seen := map[uuid.UUID]bool{}
+	for i, v := range raw {
+		id, err := uuid.Parse(v)
+		if err != nil {
+			return nil, failure(http.StatusBadRequest, "invalid_attachment", fmt.Sprintf("attachment %q is not a file ID", v))
+		}
+		if seen[id] {
+			return nil, failure(http.StatusBadRequest, "invalid_attachment", "attachment "+id.String()+" is listed twice")
+		}
+		seen[id], ids[i] = true, id
+	}
+	files, err := s.Store.WorkspaceFilesFor(ctx, agent.WorkspaceID, ids, user)
+	if err != nil {
+		s.Log.Error("load attachments", "error", err)
+		return nil, failure(http.StatusServiceUnavailable, "unavailable", "the database is unavailable, try again shortly")
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		if _, ok := files[id]; !ok {
+			return nil, failure(http.StatusBadRequest, "invalid_attachment", "attachment "+id.String()+" is not a file of this agent's workspace")
+		}
+		out[i] = id.String()
+	}
+	return out, outcome{}
 }
 
 // listMessages returns the transcript in seq order, a page at a time.

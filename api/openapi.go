@@ -54,6 +54,14 @@ var routeDocs = []routeDoc{
 		Body:     obj([]string{"user"}, map[string]any{"user": map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$"}}),
 		Response: props(map[string]any{"token": strType, "user": strType, "expires_at": map[string]any{"type": "string", "format": "date-time"}}), Errors: []int{404}},
 
+	{Method: "GET", Path: "/api/auth/config", Summary: "How the web page signs in: mode dev (POST /api/dev/token), oidc (authorization code with PKCE against issuer, as public client client_id) or none (not configured)", Status: 200, Public: true,
+		Response: map[string]any{"type": "object", "required": []string{"mode"}, "additionalProperties": false, "properties": map[string]any{
+			"mode": map[string]any{"enum": []string{"dev", "oidc", "none"}}, "issuer": strType, "client_id": strType, "scopes": strType,
+			"audience": map[string]any{"type": "string", "description": "only when OIDC_AUDIENCE is set: the authorize request's audience parameter"}}}},
+	{Method: "GET", Path: "/api/models", Summary: "Models an agent may use (PATCH /api/agents/{id} model), the default (PRIMARY_MODEL) first", Status: 200,
+		Response: props(map[string]any{"data": arrayOf(props(map[string]any{"id": map[string]any{"type": "string", "description": "provider:model"},
+			"provider": strType, "model": strType, "default": boolean, "context_tokens": integer}))})},
+
 	{Method: "GET", Path: "/api/orgs", Summary: "List the caller's organizations", Status: 200},
 	{Method: "POST", Path: "/api/orgs", Summary: "Create an organization (caller becomes owner)", Status: 201, Body: obj([]string{"name"}, map[string]any{"name": str(200)})},
 	{Method: "GET", Path: "/api/orgs/{id}", Summary: "Get an organization", Status: 200},
@@ -147,7 +155,9 @@ var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/agents/{id}", Summary: "Get an agent", Status: 200},
 	{Method: "PATCH", Path: "/api/agents/{id}", Summary: "Rename, archive/restore an agent or choose its model (provider:model)", Status: 200, Body: obj(nil, map[string]any{"name": str(200), "archived": map[string]any{"type": "boolean"}, "model": str(200)})},
 	{Method: "POST", Path: "/api/agents/{id}/archive", Summary: "Archive an agent", Status: 200},
-	{Method: "POST", Path: "/api/agents/{id}/message", Summary: "Send a message (update-with-start)", Status: 202, Body: obj([]string{"content"}, map[string]any{"content": str(102400), "client_message_id": uuidStr})},
+	{Method: "POST", Path: "/api/agents/{id}/message", Summary: "Send a message (update-with-start)", Status: 202, Body: obj([]string{"content"}, map[string]any{"content": str(102400), "client_message_id": uuidStr,
+		"attachments": map[string]any{"type": "array", "maxItems": 10, "uniqueItems": true, "items": uuidStr,
+			"description": "IDs of files of the agent's workspace (POST /api/files); anything else is 400 invalid_attachment"}})},
 	{Method: "GET", Path: "/api/agents/{id}/approvals", Summary: "Tool calls waiting for a decision", Status: 200},
 	{Method: "POST", Path: "/api/agents/{id}/approve", Summary: "Approve or reject pending tool calls (403 not allowed to decide, 404 unknown, 409 already decided)", Status: 200,
 		Body: obj([]string{"decisions"}, map[string]any{"decisions": map[string]any{"type": "array", "items": obj([]string{"tool_call_id", "approved"},

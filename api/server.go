@@ -72,6 +72,10 @@ type Server struct {
 	// DevTokens mints a bearer token for a user name: the development sign-in. Nil (always
 	// in production) leaves POST /api/dev/token unrouted: 404.
 	DevTokens func(user string) (token string, expires time.Time, err error)
+	// OIDC is the web chat's OpenID Connect sign-in (GET /api/auth/config); nil: not configured.
+	OIDC *OIDCConfig
+	// Models are the models agents may use, the default first (GET /api/models).
+	Models []ModelInfo
 	// Web serves the web chat at / (package web); nil: only the API answers.
 	Web http.Handler
 
@@ -98,6 +102,7 @@ func (s *Server) Router() *gin.Engine {
 	api := r.Group("/api")
 	api.GET("/health", s.health)
 	api.GET("/openapi.json", s.openAPI)
+	api.GET("/auth/config", s.authConfig) // how the web page signs in (public)
 	if s.DevTokens != nil {
 		api.POST("/dev/token", s.devToken) // development sign-in (web chat); absent in production
 	}
@@ -107,6 +112,7 @@ func (s *Server) Router() *gin.Engine {
 
 	// Everything else: authenticated, then mutations rate-limited per user.
 	a := api.Group("", s.authenticate, s.rateLimit)
+	a.GET("/models", s.listModels)
 	a.GET("/orgs", s.listOrgs)
 	a.POST("/orgs", s.createOrg)
 	a.GET("/orgs/:id", s.getOrg)

@@ -110,8 +110,9 @@ func TestEveryRouteRejectsMissingExpiredAndForgedTokens(t *testing.T) {
 	require.Greater(t, len(routes), 40)
 	for _, r := range routes {
 		// CORS preflights (the codec's) carry no credentials by the Fetch standard; the
-		// development sign-in is how a token is got (absent in production: TestProductionHasNoDevelopmentSignIn).
-		if r.Path == "/api/health" || r.Path == "/api/openapi.json" || r.Path == "/api/dev/token" || r.Method == http.MethodOptions {
+		// development sign-in is how a token is got (absent in production: TestProductionHasNoDevelopmentSignIn);
+		// /api/auth/config tells the page how to sign in.
+		if r.Path == "/api/health" || r.Path == "/api/openapi.json" || r.Path == "/api/dev/token" || r.Path == "/api/auth/config" || r.Method == http.MethodOptions {
 			continue
 		}
 		for name, tok := range map[string]string{"no token": "", "expired": expired, "HS512": wrongAlg, "forged": otherSecret, "garbage": "abc.def.ghi"} {

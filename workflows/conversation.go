@@ -171,7 +171,8 @@ func (c *conversation) continueAsNew(ctx workflow.Context) error {
 			if err := ParkMessage.RunLocal(infraLocal(ctx, "park queued message"), ParkInput{AgentID: c.in.AgentID, Message: m}); err != nil {
 				return err
 			}
-			c.queue[i] = UserMessage{ID: m.ID, UserID: m.UserID, Parked: true}
+			// Attachment IDs stay in the input: ten UUIDs at most.
+			c.queue[i] = UserMessage{ID: m.ID, UserID: m.UserID, Parked: true, Attachments: m.Attachments}
 		}
 	}
 	next := c.in
@@ -324,6 +325,14 @@ func validateUserMessage(_ workflow.Context, m UserMessage) error {
 	}
 	if m.Parked {
 		return errors.New("a sent message cannot be parked")
+	}
+	if len(m.Attachments) > MaxAttachments {
+		return fmt.Errorf("a message may carry at most %d attachments", MaxAttachments)
+	}
+	for _, id := range m.Attachments {
+		if _, err := uuid.Parse(id); err != nil {
+			return fmt.Errorf("attachment %q is not a file ID", id)
+		}
 	}
 	return nil
 }

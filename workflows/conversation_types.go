@@ -73,7 +73,14 @@ type UserMessage struct {
 	// Parked: the content was stored in Postgres before continue-as-new (Content is empty);
 	// BeginTurn loads it. A run's input carries IDs, never a queue of large texts.
 	Parked bool `json:",omitempty"`
+	// Attachments are IDs of files of the agent's workspace sent with the message (the API
+	// checked the sender may see them); BeginTurn stores them as the message's file parts.
+	// Absent in histories recorded before attachments: no command depends on them.
+	Attachments []string `json:",omitempty"`
 }
+
+// MaxAttachments bounds the files one message may carry.
+const MaxAttachments = 10
 
 // ParkInput stores a queued message's content before continue-as-new.
 type ParkInput struct {

@@ -158,8 +158,10 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		return nil, err
 	}
 	return &api.Server{
-		Web:       web.Embedded(web.Options{}),
+		Web:       web.Embedded(webOptions(c)),
 		DevTokens: devTokens(c),
+		OIDC:      oidcConfig(c),
+		Models:    modelInfos(c),
 		Store:     d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
 		Auth: verifier, Limiter: redis_rate.NewLimiter(limiterKeys{d.limiterRedis}), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
@@ -316,6 +318,33 @@ func cleanCoreClassifier(c config.Config) (*cleancore.Classifier, error) {
 		return nil, fmt.Errorf("CLOUDIFICATION_REPOSITORY: %w", err)
 	}
 	return cleancore.New(repo, cleancore.Options{CustomerNamespaces: c.CustomerNamespaces})
+}
+
+// webOptions lets the page reach the OpenID Connect issuer (discovery, token endpoint).
+func webOptions(c config.Config) web.Options {
+	var o web.Options
+	if origin := c.OIDCOrigin(); origin != "" {
+		o.ConnectSrc = []string{origin}
+	}
+	return o
+}
+
+// oidcConfig is the web chat's sign-in client; nil without OIDC_ISSUER.
+func oidcConfig(c config.Config) *api.OIDCConfig {
+	if c.OIDCIssuer == "" {
+		return nil
+	}
+	return &api.OIDCConfig{Issuer: c.OIDCIssuer, ClientID: c.OIDCClientID, Scopes: c.OIDCScopes, Audience: c.OIDCAudience}
+}
+
+// modelInfos lists the models agents may pick (GET /api/models).
+func modelInfos(c config.Config) []api.ModelInfo {
+	choices := c.ModelChoices()
+	out := make([]api.ModelInfo, len(choices))
+	for i, m := range choices {
+		out[i] = api.ModelInfo{ID: m.Provider + ":" + m.Model, Provider: m.Provider, Model: m.Model, Default: m.Default, ContextTokens: m.ContextTokens}
+	}
+	return out
 }
 
 // devTokens is the development sign-in's token minter: only off production, and only with an

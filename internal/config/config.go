@@ -5,8 +5,10 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +48,12 @@ type Config struct {
 	AuthAudience   string   // AUTH_AUDIENCE
 	AuthIssuer     string   // AUTH_ISSUER
 	AllowedOrigins []string // ALLOWED_ORIGINS: browser origins allowed on WebSocket/SSE
+	// The web chat's OpenID Connect sign-in (authorization code with PKCE, a public client):
+	// OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_SCOPES and OIDC_AUDIENCE (Auth0-style audience parameter).
+	OIDCIssuer     string
+	OIDCClientID   string
+	OIDCScopes     string
+	OIDCAudience   string
 	SecretsKey     string   // SECRETS_KEY: base64 AES-256 key
 	SecretsOldKeys string   // SECRETS_OLD_KEYS: comma-separated older keys
 	PayloadKey     string   // PAYLOAD_KEY: base64 AES-256 key of Temporal payloads
@@ -211,6 +219,10 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 			c.AllowedOrigins = append(c.AllowedOrigins, o)
 		}
 	}
+	c.OIDCIssuer = strings.TrimRight(r.str("OIDC_ISSUER", ""), "/")
+	c.OIDCClientID = r.str("OIDC_CLIENT_ID", "")
+	c.OIDCScopes = strings.Join(strings.Fields(r.str("OIDC_SCOPES", "openid profile email")), " ")
+	c.OIDCAudience = r.str("OIDC_AUDIENCE", "")
 	c.SecretsKey = r.str("SECRETS_KEY", "")
 	c.SecretsOldKeys = r.str("SECRETS_OLD_KEYS", "")
 	c.PayloadKey = r.str("PAYLOAD_KEY", "")
@@ -281,6 +293,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	if c.Environment != "development" && c.Environment != "production" {
 		return Config{}, fmt.Errorf("ENVIRONMENT must be development or production, got %q", c.Environment)
 	}
+	if err := c.validateOIDC(); err != nil {
+		return Config{}, err
+	}
 	if err := c.ValidateModel(c.PrimaryModel); err != nil {
 		return Config{}, fmt.Errorf("PRIMARY_MODEL: %w", err)
 	}
@@ -316,6 +331,83 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 		return Config{}, fmt.Errorf("MAX_MESSAGE_BYTES must be positive, got %d", c.MaxMessageBytes)
 	}
 	return c, nil
+}
+
+// validateOIDC checks the web chat's sign-in settings: issuer and client ID come together, the
+// issuer is an absolute URL, https in production (tokens travel to it).
+func (c Config) validateOIDC() error {
+	if c.OIDCIssuer == "" && c.OIDCClientID == "" {
+		return nil
+	}
+	if c.OIDCIssuer == "" || c.OIDCClientID == "" {
+		return fmt.Errorf("OIDC_ISSUER and OIDC_CLIENT_ID must be set together")
+	}
+	u, err := url.Parse(c.OIDCIssuer)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("OIDC_ISSUER must be an http(s) URL without query or fragment, got %q", c.OIDCIssuer)
+	}
+	if c.Environment == "production" && u.Scheme != "https" {
+		return fmt.Errorf("OIDC_ISSUER must be an https URL in production, got %q", c.OIDCIssuer)
+	}
+	if !strings.Contains(" "+c.OIDCScopes+" ", " openid ") {
+		return fmt.Errorf("OIDC_SCOPES must include openid, got %q", c.OIDCScopes)
+	}
+	return nil
+}
+
+// OIDCOrigin is the issuer's origin (scheme://host[:port]); "" without OIDC.
+func (c Config) OIDCOrigin() string {
+	u, err := url.Parse(c.OIDCIssuer)
+	if c.OIDCIssuer == "" || err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// ModelChoice is one model a user may pick for an agent.
+type ModelChoice struct {
+	Provider      string
+	Model         string
+	Default       bool // PRIMARY_MODEL: what an agent without a model of its own uses
+	ContextTokens int
+}
+
+// ModelChoices lists the models offered for agents: PRIMARY_MODEL first, then each provider's
+// configured models (OPENAI_MODELS, PROVIDER_<NAME>_MODELS) and the models MODEL_CONTEXT_LIMITS
+// names. ValidateModel accepts every one. A provider without a model list accepts any model
+// name, which no list can show. The offline model is listed off production, or when it is
+// the primary model.
+func (c Config) ModelChoices() []ModelChoice {
+	var out []ModelChoice
+	seen := map[string]bool{}
+	add := func(provider, model string) {
+		ref := provider + ":" + model
+		if seen[ref] || c.ValidateModel(ref) != nil {
+			return
+		}
+		seen[ref] = true
+		out = append(out, ModelChoice{Provider: provider, Model: model, Default: ref == c.PrimaryModel, ContextTokens: c.ContextTokens(ref)})
+	}
+	if p, m, ok := strings.Cut(c.PrimaryModel, ":"); ok {
+		add(p, m)
+	}
+	for _, p := range c.Providers {
+		if p.Name == "offline" && c.Environment == "production" {
+			continue
+		}
+		for _, m := range p.Models {
+			add(p.Name, m)
+		}
+		named := make([]string, 0, len(p.ModelContextTokens))
+		for m := range p.ModelContextTokens {
+			named = append(named, m)
+		}
+		sort.Strings(named)
+		for _, m := range named {
+			add(p.Name, m)
+		}
+	}
+	return out
 }
 
 // UsesOfflineModel reports whether the primary model is served by the offline model server.

@@ -246,3 +246,47 @@ func TestBadContextSizesNameTheVariable(t *testing.T) {
 		})
 	}
 }
+
+func TestOIDCSettings(t *testing.T) {
+	c, err := load(env(map[string]string{"OIDC_ISSUER": "https://login.example.com/realms/acme/", "OIDC_CLIENT_ID": "web"}))
+	require.NoError(t, err)
+	assert.Equal(t, "https://login.example.com/realms/acme", c.OIDCIssuer)
+	assert.Equal(t, "openid profile email", c.OIDCScopes)
+	assert.Equal(t, "https://login.example.com", c.OIDCOrigin())
+
+	_, err = load(env(map[string]string{"OIDC_ISSUER": "http://localhost:9000", "OIDC_CLIENT_ID": "web"}))
+	require.NoError(t, err, "http is fine off production")
+	_, err = load(env(map[string]string{"ENVIRONMENT": "production", "OIDC_ISSUER": "http://login.example.com", "OIDC_CLIENT_ID": "web"}))
+	require.ErrorContains(t, err, "OIDC_ISSUER must be an https URL in production")
+	_, err = load(env(map[string]string{"OIDC_ISSUER": "https://login.example.com"}))
+	require.ErrorContains(t, err, "OIDC_CLIENT_ID")
+	_, err = load(env(map[string]string{"OIDC_ISSUER": "login.example.com", "OIDC_CLIENT_ID": "web"}))
+	require.ErrorContains(t, err, "OIDC_ISSUER")
+	_, err = load(env(map[string]string{"OIDC_ISSUER": "https://login.example.com", "OIDC_CLIENT_ID": "web", "OIDC_SCOPES": "profile"}))
+	require.ErrorContains(t, err, "OIDC_SCOPES")
+}
+
+func TestModelChoicesAreWhatValidationAccepts(t *testing.T) {
+	vars := map[string]string{"OPENAI_API_KEY": "sk", "OPENAI_MODELS": "gpt-4o-mini, gpt-4o", "MODEL_CONTEXT_LIMITS": "openai:gpt-4o=128000",
+		"PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:1234/v1", "PROVIDER_LOCAL_MODELS": "llama"}
+	c, err := loadWith(env(vars), func() []string { return []string{"PROVIDER_LOCAL_BASE_URL=x"} })
+	require.NoError(t, err)
+	var refs []string
+	for _, m := range c.ModelChoices() {
+		ref := m.Provider + ":" + m.Model
+		require.NoError(t, c.ValidateModel(ref))
+		refs = append(refs, ref)
+		assert.Equal(t, ref == c.PrimaryModel, m.Default)
+		assert.Equal(t, c.ContextTokens(ref), m.ContextTokens)
+	}
+	assert.Equal(t, []string{"openai:gpt-4o-mini", "openai:gpt-4o", "offline:sapagent-offline", "local:llama"}, refs)
+
+	vars["ENVIRONMENT"] = "production"
+	c, err = load(env(vars))
+	require.NoError(t, err)
+	refs = nil
+	for _, m := range c.ModelChoices() {
+		refs = append(refs, m.Provider+":"+m.Model)
+	}
+	assert.Equal(t, []string{"openai:gpt-4o-mini", "openai:gpt-4o"}, refs, "production hides the offline model unless it is primary")
+}

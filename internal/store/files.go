@@ -82,3 +82,32 @@ func (s *Store) GetFileFor(ctx context.Context, id uuid.UUID, user string) (File
 func (s *Store) DeleteFileFor(ctx context.Context, id uuid.UUID, user string) (File, error) {
 	return scanFile(s.Pool.QueryRow(ctx, `DELETE FROM files f WHERE f.id = $1 AND `+visibleFile+` RETURNING `+fileColumns, id, user))
 }
+
+// WorkspaceFilesFor loads the files among ids that belong to the workspace and that the user may
+// see (message attachments); a file that is missing, elsewhere or hidden is absent from the map.
+func (s *Store) WorkspaceFilesFor(ctx context.Context, workspaceID uuid.UUID, ids []uuid.UUID, user string) (map[uuid.UUID]File, error) {
+	return s.collectFiles(ctx, `SELECT `+fileColumns+` FROM files f WHERE f.id = ANY($1) AND f.workspace_id = $3 AND `+visibleFile, ids, user, workspaceID)
+}
+
+// WorkspaceFiles loads the files among ids that belong to the workspace (the worker reading a
+// message's attachments; the API checked the sender's access when the message was sent).
+func (s *Store) WorkspaceFiles(ctx context.Context, workspaceID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]File, error) {
+	return s.collectFiles(ctx, `SELECT `+fileColumns+` FROM files f WHERE f.id = ANY($1) AND f.workspace_id = $2`, ids, workspaceID)
+}
+
+func (s *Store) collectFiles(ctx context.Context, query string, args ...any) (map[uuid.UUID]File, error) {
+	out := map[uuid.UUID]File{}
+	rows, err := s.Pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[f.ID] = f
+	}
+	return out, rows.Err()
+}

@@ -118,6 +118,8 @@ type UserTurn struct {
 	Seq     int64 // proposed seq: the workflow's next number
 	Content string
 	Parked  bool // the content is in parked_messages
+	// Parts are the message's structured parts (attachments: {"type":"file",…}); nil: none.
+	Parts json.RawMessage
 }
 
 // RecordUserMessage stores a user message and marks the agent active in one transaction, so a
@@ -152,7 +154,7 @@ func (s *Store) RecordUserMessage(ctx context.Context, m UserTurn) (saved Messag
 			return err
 		}
 		seq := max(m.Seq, last+1)
-		row := withDefaults(Message{ID: m.ID, AgentID: m.AgentID, Seq: seq, Role: "user", Content: content})
+		row := withDefaults(Message{ID: m.ID, AgentID: m.AgentID, Seq: seq, Role: "user", Content: content, Parts: m.Parts})
 		// A plain insert: an ID taken by another conversation's message must fail, never return
 		// that message.
 		saved, err = scanMessage(tx.QueryRow(ctx, `INSERT INTO messages (id, agent_id, seq, role, content, status, parts)

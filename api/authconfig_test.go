@@ -1,0 +1,128 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sapagent/sapagent/internal/auth"
+	"github.com/sapagent/sapagent/internal/store"
+)
+
+func getJSON(t *testing.T, h http.Handler, path, token string) (int, map[string]any) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
+	return rec.Code, body
+}
+
+// The page learns how to sign in without a token: development sign-in when its route exists,
+// else OIDC when configured, else none.
+func TestAuthConfigModes(t *testing.T) {
+	dev := &Server{DevTokens: func(string) (string, time.Time, error) { return "", time.Time{}, nil },
+		OIDC: &OIDCConfig{Issuer: "https://login.example.com", ClientID: "web", Scopes: "openid"}}
+	code, body := getJSON(t, dev.Router(), "/api/auth/config", "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, map[string]any{"mode": "dev"}, body)
+
+	prod := &Server{OIDC: &OIDCConfig{Issuer: "https://login.example.com", ClientID: "web", Scopes: "openid profile email", Audience: "https://api.example.com"}}
+	_, body = getJSON(t, prod.Router(), "/api/auth/config", "")
+	assert.Equal(t, map[string]any{"mode": "oidc", "issuer": "https://login.example.com", "client_id": "web",
+		"scopes": "openid profile email", "audience": "https://api.example.com"}, body)
+
+	prod.OIDC.Audience = ""
+	_, body = getJSON(t, prod.Router(), "/api/auth/config", "")
+	assert.NotContains(t, body, "audience")
+
+	_, body = getJSON(t, (&Server{}).Router(), "/api/auth/config", "")
+	assert.Equal(t, map[string]any{"mode": "none"}, body)
+}
+
+// GET /api/models needs a token and lists only what the model check accepts.
+func TestModelsListsWhatValidationAccepts(t *testing.T) {
+	secret := []byte("models-test-secret-0123456789abcdef")
+	v, err := auth.NewVerifier(context.Background(), auth.Options{Secret: secret})
+	require.NoError(t, err)
+	s := &Server{Auth: v, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Models: []ModelInfo{
+			{ID: "offline:sapagent-offline", Provider: "offline", Model: "sapagent-offline", Default: true, ContextTokens: 32000},
+			{ID: "gone:model", Provider: "gone", Model: "model", ContextTokens: 32000},
+		},
+		ValidateModel: func(ref string) error {
+			if ref == "gone:model" {
+				return assert.AnError
+			}
+			return nil
+		}}
+	code, body := getJSON(t, s.Router(), "/api/models", "")
+	assert.Equal(t, http.StatusUnauthorized, code)
+	assert.Equal(t, "unauthorized", body["code"])
+
+	tok, err := auth.Mint(secret, "alice", time.Hour, "", "")
+	require.NoError(t, err)
+	code, body = getJSON(t, s.Router(), "/api/models", tok)
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, []any{map[string]any{"id": "offline:sapagent-offline", "provider": "offline", "model": "sapagent-offline",
+		"default": true, "context_tokens": float64(32000)}}, body["data"])
+}
+
+// Attachments must be distinct files of the agent's workspace the sender can see; anything
+// else is 400 invalid_attachment, decided before Temporal is asked.
+func TestAttachmentsAreCheckedBeforeDelivery(t *testing.T) {
+	ctx := context.Background()
+	st := accessTestStore(t)
+	org, err := st.CreateOrg(ctx, "Acme", "alice")
+	require.NoError(t, err)
+	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", "alice")
+	require.NoError(t, err)
+	other, err := st.CreateWorkspace(ctx, org.ID, "Sales", "alice")
+	require.NoError(t, err)
+	file := func(wsID uuid.UUID) uuid.UUID {
+		id := uuid.New()
+		_, err := st.CreateFile(ctx, store.File{ID: id, WorkspaceID: wsID, UploadedBy: "alice", Name: "a.txt", ContentType: "text/plain",
+			Size: 1, SHA256: "00", StorageKey: wsID.String() + "/" + id.String()}, 0)
+		require.NoError(t, err)
+		return id
+	}
+	mine, elsewhere := file(ws.ID), file(other.ID)
+	s := &Server{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	agent := store.Agent{ID: uuid.New(), WorkspaceID: ws.ID}
+
+	ids, o := s.checkAttachments(ctx, agent, "alice", []string{mine.String()})
+	require.Zero(t, o.status)
+	assert.Equal(t, []string{mine.String()}, ids)
+
+	tooMany := make([]string, 11)
+	for i := range tooMany {
+		tooMany[i] = uuid.NewString()
+	}
+	for name, list := range map[string][]string{
+		"not a uuid":      {"report.pdf"},
+		"twice":           {mine.String(), mine.String()},
+		"other workspace": {elsewhere.String()},
+		"unknown":         {uuid.NewString()},
+		"eleven":          tooMany,
+	} {
+		_, o := s.checkAttachments(ctx, agent, "alice", list)
+		assert.Equal(t, http.StatusBadRequest, o.status, name)
+		assert.Equal(t, "invalid_attachment", o.body.(apiError).Code, name)
+	}
+	// A user who cannot see the workspace cannot attach its files (same answer as unknown).
+	_, o = s.checkAttachments(ctx, agent, "mallory", []string{mine.String()})
+	assert.Equal(t, http.StatusBadRequest, o.status)
+}
