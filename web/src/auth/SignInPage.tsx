@@ -10,5 +10,5 @@ export function SignInPage() {
   if (error && (error as { status?: number }).status === 404) return <DevSignIn />
   if (error) return <main className="p-6"><ErrorBanner error={error} /></main>
   if (!data) return <main className="p-6"><Spinner /></main>
-  return data.mode === 'oidc' ? <OidcSignIn config={data} /> : <DevSignIn />
+  return data.mode === 'dev' ? <DevSignIn /> : <OidcSignIn config={data} />
 }
