@@ -1,7 +1,7 @@
 // The SAP landscape of a workspace (issue 13 item 5): overview, syncs with live progress,
 // Clean Core, inventory, diff between connections, generated docs and the action log. Each tab
 // is a nested route, so a tab (and an object in it) has its own URL.
-import { useCallback, useMemo } from 'react'
+import { useCallback, useMemo, useState } from 'react'
 import { NavLink, Navigate, Route, Routes } from 'react-router'
 import { useSWRConfig } from 'swr'
 import { useCurrentWorkspace } from '../layout/currentWorkspace'
@@ -31,12 +31,15 @@ export default function LandscapePage() {
   const { wsId, workspace, error } = useCurrentWorkspace()
   const { mutate } = useSWRConfig()
   // After a sync every figure of the workspace may have changed: read the lists again.
+  // The key filter skips useSWRInfinite's keys: `version` makes the paged lists follow.
+  const [version, setVersion] = useState(0)
   const refresh = useCallback(() => {
     if (!wsId) return
     void mutate((key) => typeof key === 'string' && key.includes(`/api/workspaces/${wsId}/`))
+    setVersion((v) => v + 1)
   }, [mutate, wsId])
   const { runs, state } = useWorkspaceEvents(wsId, { onSyncFinished: refresh, onResync: refresh })
-  const ctx = useMemo(() => ({ wsId: wsId ?? '', isAdmin: workspace?.role === 'admin', runs, streamState: state }), [wsId, workspace?.role, runs, state])
+  const ctx = useMemo(() => ({ wsId: wsId ?? '', isAdmin: workspace?.role === 'admin', runs, streamState: state, version }), [wsId, workspace?.role, runs, state, version])
 
   if (!wsId) return null
   return (

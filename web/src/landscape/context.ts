@@ -9,6 +9,8 @@ export interface LandscapeContextValue {
   isAdmin: boolean
   runs: LiveRuns
   streamState: StreamState
+  /** Grows when a sync ended: paged lists (which SWR's key filter cannot reach) read again. */
+  version: number
 }
 
 export const LandscapeContext = createContext<LandscapeContextValue | null>(null)

@@ -47,7 +47,8 @@ describe('splitMermaid', () => {
     expect(splitMermaid('~~~mermaid\ngraph TD')).toEqual([{ kind: 'mermaid', code: 'graph TD' }])
   })
   it('describes the diagram for its alt text', () => {
-    expect(diagramAlt('erDiagram\n  VBAK ||--o{ VBAP : has\n  VBAP }o--|| MARA : refers', 'Sales')).toBe('Entity-relationship diagram of Sales: VBAK, VBAP')
+    expect(diagramAlt('erDiagram\n  VBAK ||--o{ VBAP : has\n  VBAP }o--|| MARA : refers', 'Sales')).toBe('Entity-relationship diagram of Sales: VBAK, VBAP, MARA')
+    expect(diagramAlt('erDiagram\n  ZORDER {\n    string ID\n  }', 'Orders')).toBe('Entity-relationship diagram of Orders: ZORDER')
     expect(diagramAlt('graph TD\nA-->B', 'Flow')).toBe('Flow chart of Flow')
   })
 })

@@ -42,7 +42,9 @@ export function diagramAlt(code: string, title: string): string {
   const kind = /^erDiagram/.test(first) ? 'Entity-relationship diagram' : /^(flowchart|graph)\b/.test(first) ? 'Flow chart' : /^sequenceDiagram/.test(first) ? 'Sequence diagram' : 'Diagram'
   const names = new Set<string>()
   if (kind === 'Entity-relationship diagram') {
-    for (const m of code.matchAll(/^\s*"?([A-Za-z0-9_/]+)"?\s*(?:\{|\|\||\}|o\||\|o|\}o|o\{)/gm)) names.add(m[1])
+    // Relationship lines (A ||--o{ B : label) name two entities; entity blocks (A {) one.
+    for (const m of code.matchAll(/^\s*"?([A-Za-z0-9_/]+)"?\s+\S+\s+"?([A-Za-z0-9_/]+)"?\s*:/gm)) names.add(m[1]).add(m[2])
+    for (const m of code.matchAll(/^\s*"?([A-Za-z0-9_/]+)"?\s*\{\s*$/gm)) names.add(m[1])
   }
   const list = [...names].slice(0, 12)
   return `${kind} of ${title}${list.length ? `: ${list.join(', ')}${names.size > list.length ? ', …' : ''}` : ''}`

@@ -1,6 +1,6 @@
 // Building blocks the landscape tabs share: the connection picker, cursor paging with
 // "Load more", and the loading / empty / error states (409 no_index offers a sync).
-import type { ReactNode } from 'react'
+import { useContext, useEffect, useRef, type ReactNode } from 'react'
 import useSWR from 'swr'
 import useSWRInfinite from 'swr/infinite'
 import { Link } from 'react-router'
@@ -9,6 +9,7 @@ import { keys } from '../api/keys'
 import type { Connection } from '../api/types'
 import { Button, ErrorBanner, SelectField, Spinner } from '../ui/controls'
 import { withCursor } from './paths'
+import { LandscapeContext } from './context'
 
 export function useConnections(wsId: string) {
   const { data, error, isLoading } = useSWR<Page<Connection>>(keys.connections(wsId))
@@ -53,6 +54,14 @@ export function useCursorList<T, P extends Page<T> = Page<T>>(path: string | nul
     if (!prev?.has_more || !prev.next_cursor) return null
     return withCursor(path, prev.next_cursor)
   }, { revalidateFirstPage: false })
+  const version = useContext(LandscapeContext)?.version ?? 0
+  const seen = useRef(version)
+  const { mutate } = res
+  useEffect(() => {
+    if (seen.current === version) return
+    seen.current = version
+    void mutate()
+  }, [version, mutate])
   const pages = res.data ?? []
   const items = pages.flatMap((p) => p.data ?? [])
   const last = pages[pages.length - 1]

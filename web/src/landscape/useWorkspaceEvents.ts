@@ -22,11 +22,13 @@ export function useWorkspaceEvents(wsId: string | undefined, handlers: Workspace
   useEffect(() => {
     if (!wsId) return
     setRuns({})
+    let inits = 0
     const stream = new EventStream({
       path: `/api/workspaces/${wsId}/ws`,
       onFrame: (f: StreamFrame) => {
         if (f.type === 'init') {
-          handlersRef.current.onResync?.()
+          // The first init is the page's start; a later one means events may have been missed.
+          if (inits++ > 0) handlersRef.current.onResync?.()
           return
         }
         if (!f.type.startsWith('sync_')) return
