@@ -53,7 +53,7 @@ function Clip({ text, label }: { text: string; label: string }) {
   return (
     <details>
       <summary className="cursor-pointer break-all text-xs"><code>{text.slice(0, 80)}…</code><span className="sr-only"> {label}: show all</span></summary>
-      <pre className="mt-1 max-h-64 max-w-md overflow-auto whitespace-pre-wrap break-all rounded bg-slate-100 p-2 text-xs">{text}</pre>
+      <pre tabIndex={0} className="mt-1 max-h-64 max-w-md overflow-auto whitespace-pre-wrap break-all rounded bg-slate-100 p-2 text-xs">{text}</pre>
     </details>
   )
 }

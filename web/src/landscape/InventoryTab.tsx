@@ -89,7 +89,7 @@ function SourcePanel({ wsId, connection, obj, onClose }: { wsId: string; connect
           <p className="mb-2 text-xs text-slate-600">
             {data.lines.toLocaleString()} lines · {data.from === 'index' ? `from the index (generation ${data.generation}, indexed ${formatTime(data.indexed_at)})` : 'read live from SAP'}
           </p>
-          <pre tabIndex={0} aria-label={`ABAP source of ${obj.object_name}`} className="max-h-[32rem] overflow-auto rounded-md bg-slate-900 p-3 text-xs text-slate-100">
+          <pre tabIndex={0} role="region" aria-label={`ABAP source of ${obj.object_name}`} className="max-h-[32rem] overflow-auto rounded-md bg-slate-900 p-3 text-xs text-slate-100">
             <code>{data.source}</code>
           </pre>
         </>

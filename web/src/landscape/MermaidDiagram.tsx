@@ -56,7 +56,7 @@ export function MermaidDiagram({ code, title }: { code: string; title: string })
       {error && <p role="alert" className="text-sm text-red-800">The diagram could not be drawn: {error}</p>}
       <details className="text-sm">
         <summary className="cursor-pointer text-slate-700">Diagram source</summary>
-        <pre className="mt-1 overflow-auto rounded bg-slate-100 p-2 text-xs"><code>{code}</code></pre>
+        <pre tabIndex={0} className="mt-1 overflow-auto rounded bg-slate-100 p-2 text-xs"><code>{code}</code></pre>
       </details>
     </figure>
   )
