@@ -6,7 +6,7 @@ import { Link, useLocation, useParams } from 'react-router'
 import { ErrorBanner, Spinner } from '../ui/controls'
 import { useLandscape } from './context'
 import { landscapePaths } from './paths'
-import { ObjectList } from './reasons'
+import { conversionObject, ObjectList, reasonUsage } from './reasons'
 import { captionClass, isNoIndex, NoIndex, tableClass, tdClass, thClass } from './shared'
 import type { CleanCoreObject } from './types'
 
@@ -36,20 +36,24 @@ export function CleanCoreObjectView() {
             <table className={tableClass}>
               <caption className={captionClass}>Every reason for level {data.level}</caption>
               <thead>
-                <tr>{['Level', 'Usage', 'Used object', 'State', 'Why', 'Successors'].map((h) => <th key={h} scope="col" className={thClass}>{h}</th>)}</tr>
+                <tr>{['Level', 'Usage', 'Used object', 'Line', 'State', 'Why', 'Successors'].map((h) => <th key={h} scope="col" className={thClass}>{h}</th>)}</tr>
               </thead>
               <tbody>
-                {(data.reasons ?? []).length === 0 && <tr><td colSpan={6} className={tdClass}>No reasons: the object uses released APIs only.</td></tr>}
-                {(data.reasons ?? []).map((r, i) => (
+                {(data.reasons ?? []).length === 0 && <tr><td colSpan={7} className={tdClass}>No reasons: the object uses released APIs only.</td></tr>}
+                {(data.reasons ?? []).map((r, i) => {
+                  const u = reasonUsage(r)
+                  return (
                   <tr key={i}>
                     <td className={`${tdClass} font-semibold`}>{r.level}</td>
-                    <td className={tdClass}>{r.usage.kind}</td>
-                    <td className={`${tdClass} font-mono`}>{r.usage.type} {r.usage.name}</td>
+                    <td className={tdClass}>{u.kind}</td>
+                    <td className={`${tdClass} font-mono`}>{u.type} {u.name}</td>
+                    <td className={tdClass}>{u.line ?? '—'}</td>
                     <td className={tdClass}>{r.state}{r.deprecated && ' (deprecated)'}</td>
                     <td className={tdClass}>{r.why}</td>
                     <td className={tdClass}><ObjectList items={r.successors} concept={r.successorConcept} /></td>
                   </tr>
-                ))}
+                  )
+                })}
               </tbody>
             </table>
           </div>
@@ -63,7 +67,7 @@ export function CleanCoreObjectView() {
                 {(data.conversion ?? []).length === 0 && <tr><td colSpan={4} className={tdClass}>No conversion findings.</td></tr>}
                 {(data.conversion ?? []).map((c, i) => (
                   <tr key={i}>
-                    <td className={`${tdClass} font-mono`}>{c.object.type} {c.object.name}</td>
+                    <td className={`${tdClass} font-mono`}>{conversionObject(c).type} {conversionObject(c).name}</td>
                     <td className={tdClass}>{c.state}</td>
                     <td className={tdClass}>{c.deprecated ? 'yes' : 'no'}</td>
                     <td className={tdClass}><ObjectList items={c.successors} concept={c.successorConcept} /></td>

@@ -52,3 +52,13 @@ describe('splitMermaid', () => {
     expect(diagramAlt('graph TD\nA-->B', 'Flow')).toBe('Flow chart of Flow')
   })
 })
+
+describe('reason shapes', async () => {
+  const { reasonUsage, conversionObject } = await import('./reasons')
+  it('reads the flat form the API serves and the nested cleancore form', () => {
+    expect(reasonUsage({ type: 'FUNC', name: 'BAPI_X', kind: 'call', line: 20, state: 'noAPI', level: 'D', why: '' })).toEqual({ type: 'FUNC', name: 'BAPI_X', kind: 'call', line: 20 })
+    expect(reasonUsage({ usage: { type: 'TABL', name: 'KNA1', kind: 'read' }, state: 's', level: 'C', why: '' })).toMatchObject({ type: 'TABL', name: 'KNA1', kind: 'read' })
+    expect(conversionObject({ type: 'TABL', name: 'KNA1', state: 'x' })).toEqual({ type: 'TABL', name: 'KNA1' })
+    expect(conversionObject({ object: { type: 'FUNC', name: 'F' }, state: 'x' })).toEqual({ type: 'FUNC', name: 'F' })
+  })
+})

@@ -113,8 +113,16 @@ export interface ObjectRef {
   name: string
 }
 
+/**
+ * A Clean Core reason as the analysis stores it: the used object flat (type, name, kind, line);
+ * the cleancore.Reason form nests it in `usage`. reasonUsage reads either.
+ */
 export interface Reason {
-  usage: { type: string; name: string; kind: string }
+  type?: string
+  name?: string
+  kind?: string
+  line?: number
+  usage?: { type: string; name: string; kind: string }
   state: string
   level: Level
   why: string
@@ -138,8 +146,11 @@ export interface CleanCoreSummary {
   levels: { level: Level; objects: number; share: number }[]
 }
 
+/** A conversion item: the used object flat (type, name) or nested in `object`. */
 export interface ConversionItem {
-  object: ObjectRef
+  type?: string
+  name?: string
+  object?: ObjectRef
   state: string
   deprecated?: boolean
   successors?: ObjectRef[]
