@@ -4,7 +4,7 @@
 // imported only here, so docs without diagrams never load it.
 import { useEffect, useId, useState } from 'react'
 import { Spinner } from '../ui/controls'
-import { diagramAlt } from './mermaidBlocks'
+import { diagramAlt, sizedSvg } from './mermaidBlocks'
 
 let ready: Promise<typeof import('mermaid').default> | null = null
 
@@ -36,7 +36,7 @@ export function MermaidDiagram({ code, title }: { code: string; title: string })
       .then((mermaid) => mermaid.render(id, code))
       .then(({ svg }) => {
         if (cancelled) return
-        made = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }))
+        made = URL.createObjectURL(new Blob([sizedSvg(svg)], { type: 'image/svg+xml' }))
         setUrl(made)
       })
       .catch((e: unknown) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { diffStatusText, shouldFetchNext } from './diffPaging'
-import { diagramAlt, hasMermaid, splitMermaid } from './mermaidBlocks'
+import { diagramAlt, hasMermaid, sizedSvg, splitMermaid } from './mermaidBlocks'
 import { landscapePaths, namePath, query, withCursor } from './paths'
 
 describe('paths', () => {
@@ -60,5 +60,13 @@ describe('reason shapes', async () => {
     expect(reasonUsage({ usage: { type: 'TABL', name: 'KNA1', kind: 'read' }, state: 's', level: 'C', why: '' })).toMatchObject({ type: 'TABL', name: 'KNA1', kind: 'read' })
     expect(conversionObject({ type: 'TABL', name: 'KNA1', state: 'x' })).toEqual({ type: 'TABL', name: 'KNA1' })
     expect(conversionObject({ object: { type: 'FUNC', name: 'F' }, state: 'x' })).toEqual({ type: 'FUNC', name: 'F' })
+  })
+})
+
+describe('sizedSvg', () => {
+  it('gives the SVG its max-width as width', () => {
+    const svg = '<svg id="m" width="100%" xmlns="http://www.w3.org/2000/svg" style="max-width: 120.5px;" viewBox="0 0 120.5 80"><style>x</style></svg>'
+    expect(sizedSvg(svg)).toBe('<svg id="m" width="120.5" xmlns="http://www.w3.org/2000/svg" style="max-width: 120.5px;" viewBox="0 0 120.5 80"><style>x</style></svg>')
+    expect(sizedSvg('<svg width="100%"></svg>')).toBe('<svg width="100%"></svg>')
   })
 })

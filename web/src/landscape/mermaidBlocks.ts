@@ -49,3 +49,13 @@ export function diagramAlt(code: string, title: string): string {
   const list = [...names].slice(0, 12)
   return `${kind} of ${title}${list.length ? `: ${list.join(', ')}${names.size > list.length ? ', …' : ''}` : ''}`
 }
+
+/**
+ * Gives mermaid's SVG its natural size: mermaid writes width="100%" and a max-width style,
+ * which in an <img> would stretch a one-box diagram over the whole column.
+ */
+export function sizedSvg(svg: string): string {
+  const m = /<svg\b[^>]*?style="[^"]*max-width:\s*([\d.]+)px/.exec(svg)
+  if (!m) return svg
+  return svg.replace(/(<svg\b[^>]*?)\swidth="100%"/, `$1 width="${m[1]}"`)
+}
