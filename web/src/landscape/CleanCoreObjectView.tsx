@@ -23,7 +23,7 @@ export function CleanCoreObjectView() {
         <span className="text-slate-600">{type}</span> <span className="font-mono">{name}</span>
       </h2>
       {isLoading && <Spinner label="Loading the analysis" />}
-      {error && (isNoIndex(error) ? <NoIndex wsId={wsId} /> : <ErrorBanner error={error} />)}
+      {error && (isNoIndex(error) ? <NoIndex wsId={wsId} connectionId={connId} /> : <ErrorBanner error={error} />)}
       {data && (
         <>
           <dl className="flex flex-wrap gap-6 text-sm">

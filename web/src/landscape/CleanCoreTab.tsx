@@ -46,7 +46,7 @@ export function CleanCoreTab() {
         </form>
       </div>
       {path && (
-        <ListState wsId={wsId} isLoading={list.isLoading} error={list.error} empty={false} emptyText="" loadingLabel="Loading the Clean Core analysis">
+        <ListState wsId={wsId} connectionId={conn} isLoading={list.isLoading} error={list.error} empty={false} emptyText="" loadingLabel="Loading the Clean Core analysis">
           {summary && (
             <LevelChart title={`Clean Core distribution${f.package ? ` of package ${f.package}` : ''} (${formatNumber(summary.objects)} objects)`}
               data={summary.levels.map((l) => ({ level: l.level, objects: l.objects, share: l.share }))}

@@ -40,7 +40,7 @@ export function DocsTab() {
       {path && (
         <div className="grid gap-6 lg:grid-cols-[18rem_1fr]">
           <nav aria-label="Generated docs" className="space-y-2">
-            <ListState wsId={wsId} isLoading={list.isLoading} error={list.error} empty={list.items.length === 0} loadingLabel="Loading docs"
+            <ListState wsId={wsId} connectionId={conn} isLoading={list.isLoading} error={list.error} empty={list.items.length === 0} loadingLabel="Loading docs"
               emptyText="No docs yet: a sync writes them after indexing.">
               <ul className="space-y-1">
                 {list.items.map((d) => {
@@ -73,7 +73,7 @@ export function DocsTab() {
 function DocView({ wsId, conn, kind, subject }: { wsId: string; conn: string; kind: string; subject: string }) {
   const { data, error, isLoading } = useSWR<DocEntry>(landscapePaths.doc(wsId, conn, kind, subject))
   if (isLoading) return <Spinner label="Loading the doc" />
-  if (error) return isNoIndex(error) ? <NoIndex wsId={wsId} /> : <ErrorBanner error={error} />
+  if (error) return isNoIndex(error) ? <NoIndex wsId={wsId} connectionId={conn} /> : <ErrorBanner error={error} />
   if (!data) return null
   const title = data.title || data.subject
   return (

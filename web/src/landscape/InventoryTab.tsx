@@ -41,7 +41,7 @@ export function InventoryTab() {
         <Button type="submit">Search</Button>
       </form>
       {path && (
-        <ListState wsId={wsId} isLoading={list.isLoading} error={list.error} empty={list.items.length === 0} loadingLabel="Searching objects"
+        <ListState wsId={wsId} connectionId={conn} isLoading={list.isLoading} error={list.error} empty={list.items.length === 0} loadingLabel="Searching objects"
           emptyText="No object matches this search.">
           <div className="overflow-x-auto">
             <table className={tableClass}>

@@ -85,7 +85,7 @@ export function LevelChart({ title, data, compact = false, selected, onSelect }:
               </th>
               {!compact && <td className={tdClass}>{meaning[d.level]}</td>}
               <td className={`${tdClass} text-right`}>{formatNumber(d.objects)}</td>
-              <td className={`${tdClass} text-right`}>{shareText(share(d))}</td>
+              <td className={`${tdClass} whitespace-nowrap text-right`}>{shareText(share(d))}</td>
             </tr>
           ))}
         </tbody>

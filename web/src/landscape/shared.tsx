@@ -1,10 +1,10 @@
 // Building blocks the landscape tabs share: the connection picker, cursor paging with
 // "Load more", and the loading / empty / error states (409 no_index offers a sync).
-import { useContext, useEffect, useRef, type ReactNode } from 'react'
+import { useContext, useEffect, useRef, useState, type ReactNode } from 'react'
 import useSWR from 'swr'
 import useSWRInfinite from 'swr/infinite'
-import { Link } from 'react-router'
-import { ApiError, type Page } from '../api/client'
+import { Link, useNavigate } from 'react-router'
+import { api, ApiError, type Page } from '../api/client'
 import { keys } from '../api/keys'
 import type { Connection } from '../api/types'
 import { Button, ErrorBanner, SelectField, Spinner } from '../ui/controls'
@@ -88,25 +88,51 @@ export function isNoIndex(err: unknown) {
   return err instanceof ApiError && err.code === 'no_index'
 }
 
-/** "No index yet" with a way to the sync tab. */
-export function NoIndex({ wsId }: { wsId: string }) {
+/**
+ * "No index yet": admins start a full sync of the connection right here and go to the sync
+ * tab to watch it; members are sent to the sync tab.
+ */
+export function NoIndex({ wsId, connectionId }: { wsId: string; connectionId?: string }) {
+  const ctx = useContext(LandscapeContext)
+  const navigate = useNavigate()
+  const [busy, setBusy] = useState(false)
+  const [err, setErr] = useState<unknown>(null)
+  async function start() {
+    setBusy(true)
+    setErr(null)
+    try {
+      await api(`/api/workspaces/${wsId}/index`, { method: 'POST', body: { connection_id: connectionId, mode: 'full' } })
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 'sync_running')) {
+        setErr(e)
+        setBusy(false)
+        return
+      }
+    }
+    navigate(`/w/${wsId}/landscape/sync`)
+  }
   return (
-    <div role="status" className="rounded-md border border-amber-300 bg-amber-50 px-3 py-3 text-sm text-amber-900">
-      <p className="mb-2">No index yet: start a sync.</p>
-      <Link to={`/w/${wsId}/landscape/sync`}
-        className="inline-flex rounded-md bg-brand-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-brand-700">
-        Start a sync
-      </Link>
+    <div role="status" className="space-y-2 rounded-md border border-amber-300 bg-amber-50 px-3 py-3 text-sm text-amber-900">
+      <p>No index yet: start a sync.</p>
+      {ctx?.isAdmin && connectionId ? (
+        <Button onClick={start} disabled={busy}>{busy ? 'Starting…' : 'Start a sync'}</Button>
+      ) : (
+        <Link to={`/w/${wsId}/landscape/sync`}
+          className="inline-flex rounded-md bg-brand-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-brand-700">
+          Go to syncs
+        </Link>
+      )}
+      <ErrorBanner error={err} />
     </div>
   )
 }
 
 /** Loading, error (no_index included) and empty states around a list. */
-export function ListState({ wsId, isLoading, error, empty, emptyText, loadingLabel = 'Loading', children }: {
-  wsId: string; isLoading: boolean; error: unknown; empty: boolean; emptyText: string; loadingLabel?: string; children: ReactNode
+export function ListState({ wsId, connectionId, isLoading, error, empty, emptyText, loadingLabel = 'Loading', children }: {
+  wsId: string; connectionId?: string; isLoading: boolean; error: unknown; empty: boolean; emptyText: string; loadingLabel?: string; children: ReactNode
 }) {
   if (isLoading) return <Spinner label={loadingLabel} />
-  if (error) return isNoIndex(error) ? <NoIndex wsId={wsId} /> : <ErrorBanner error={error} />
+  if (error) return isNoIndex(error) ? <NoIndex wsId={wsId} connectionId={connectionId} /> : <ErrorBanner error={error} />
   if (empty) return <p className="text-sm text-slate-600">{emptyText}</p>
   return <>{children}</>
 }
