@@ -15,6 +15,7 @@ function loadMermaid() {
       securityLevel: 'strict',
       htmlLabels: false, // SVG text, no <foreignObject> HTML (which an <img> would not show reliably)
       theme: 'neutral',
+      suppressErrorRendering: true, // a bad diagram is reported in words below, not as mermaid's error picture
       fontFamily: 'ui-sans-serif, system-ui, sans-serif',
     })
     return mermaid
@@ -41,7 +42,6 @@ export function MermaidDiagram({ code, title }: { code: string; title: string })
       })
       .catch((e: unknown) => {
         if (!cancelled) setError(e instanceof Error ? e.message : String(e))
-        document.getElementById('d' + id)?.remove() // mermaid leaves its scratch element behind on errors
       })
     return () => {
       cancelled = true
