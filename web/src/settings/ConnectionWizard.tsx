@@ -146,7 +146,7 @@ function WizardBody({ wsId, connection, onSaved, onCancel }: {
           </div>
         </form>
       ) : (
-        <div className="space-y-3">
+        <form onSubmit={(e) => { e.preventDefault(); void runTest() }} className="space-y-3">
           <p className="text-sm text-slate-700">
             Test <strong>{form.name}</strong> ({form.connector_url.trim() || 'simulated'}) before saving. The connector key and SAP login below are used for this test only and are never stored by it;
             the connector key is stored as a write-only secret when you save.
@@ -159,10 +159,10 @@ function WizardBody({ wsId, connection, onSaved, onCancel }: {
           <ErrorBanner error={errs.banner} />
           <div className="flex flex-wrap justify-end gap-2">
             <Button variant="secondary" disabled={!!busy} onClick={() => { setError(null); setStep('settings') }}>Back</Button>
-            <Button variant="secondary" disabled={!!busy} onClick={runTest}>{busy === 'testing' ? 'Testing…' : 'Run test'}</Button>
+            <Button type="submit" variant="secondary" disabled={!!busy}>{busy === 'testing' ? 'Testing…' : 'Run test'}</Button>
             <Button disabled={!!busy || noChange} onClick={save}>{busy === 'saving' ? 'Saving…' : connection ? 'Save changes' : 'Save connection'}</Button>
           </div>
-        </div>
+        </form>
       )}
     </div>
   )

@@ -92,8 +92,8 @@ function LoginForm({ connection: c, credential, onChange }: { connection: Connec
         <TextField label={`SAP password for ${c.name}`} name="password" type="password" autoComplete="current-password" value={password} onChange={setPassword} required error={errs.field.password} />
         <ErrorBanner error={errs.banner} className="sm:col-span-2" />
         <div className="flex items-center gap-2 sm:col-span-2">
-          <Button type="submit" aria-label={`Save SAP login for ${c.name}`} disabled={!!busy || !sapUser.trim() || !password}>{busy === 'saving' ? 'Saving…' : 'Save login'}</Button>
-          {credential && <Button variant="secondary" aria-label={`Remove SAP login for ${c.name}`} disabled={!!busy} onClick={remove}>{busy === 'removing' ? 'Removing…' : 'Remove login'}</Button>}
+          <Button type="submit" aria-label={`Save login for ${c.name}`} disabled={!!busy || !sapUser.trim() || !password}>{busy === 'saving' ? 'Saving…' : 'Save login'}</Button>
+          {credential && <Button variant="secondary" aria-label={`Remove login for ${c.name}`} disabled={!!busy} onClick={remove}>{busy === 'removing' ? 'Removing…' : 'Remove login'}</Button>}
           <span role="status" className="text-xs text-slate-600">{saved && 'Saved.'}</span>
         </div>
       </form>

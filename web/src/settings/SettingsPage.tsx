@@ -24,6 +24,8 @@ export default function SettingsPage() {
     return <main className="flex-1 p-6">{error ? <ErrorBanner error={error} /> : <Spinner />}</main>
   }
   const isAdmin = workspace.role === 'admin'
+  // Absolute paths: relative ones inside a splat route resolve against the current tab's URL.
+  const base = `/w/${wsId}/settings`
   return (
     <main className="flex-1 overflow-y-auto">
       <PageHeader title={`Settings · ${workspace.name}`} />
@@ -31,7 +33,7 @@ export default function SettingsPage() {
         <ul className="flex flex-wrap gap-1">
           {TABS.map((t) => (
             <li key={t.path}>
-              <NavLink to={t.path}
+              <NavLink to={`${base}/${t.path}`}
                 className={({ isActive }) => `inline-block border-b-2 px-3 py-2 text-sm ${isActive ? 'border-brand-600 font-medium text-brand-800' : 'border-transparent text-slate-700 hover:text-slate-900'}`}>
                 {t.label}
               </NavLink>
@@ -46,13 +48,13 @@ export default function SettingsPage() {
           </p>
         )}
         <Routes>
-          <Route index element={<Navigate to="general" replace />} />
+          <Route index element={<Navigate to={`${base}/general`} replace />} />
           <Route path="general" element={<GeneralTab workspace={workspace} />} />
           <Route path="connections" element={<ConnectionsTab wsId={wsId!} isAdmin={isAdmin} />} />
           <Route path="sap-logins" element={<SapLoginsTab wsId={wsId!} />} />
           <Route path="tool-policy" element={<ToolPolicyTab wsId={wsId!} />} />
           <Route path="members" element={<MembersTab wsId={wsId!} isAdmin={isAdmin} />} />
-          <Route path="*" element={<Navigate to="general" replace />} />
+          <Route path="*" element={<Navigate to={`${base}/general`} replace />} />
         </Routes>
       </div>
     </main>

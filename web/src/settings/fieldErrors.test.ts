@@ -29,7 +29,7 @@ describe('fieldOf', () => {
   it('puts not_org_member next to the user with a hint', () => {
     const s = splitError(e('not_org_member', 'the user must be a member of the workspace\'s organization first', 409), memberFields)
     expect(Object.keys(s.field)).toEqual(['user_id'])
-    expect(s.field.user_id).toMatch(/organization in its settings/)
+    expect(s.field.user_id).toMatch(/Organization settings/)
     expect(s.banner).toBeNull()
   })
 })

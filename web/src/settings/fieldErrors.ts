@@ -69,6 +69,6 @@ export function splitError(err: unknown, fields: FieldCodes, values?: Record<str
 
 /** The API's message, with a next step where the API's own words do not give one. */
 export function hintFor(err: ApiError): string {
-  if (err.code === 'not_org_member') return `${err.message}. Add them to the organization in its settings first.`
+  if (err.code === 'not_org_member') return `${err.message}. Add them as a member in Organization settings, then add them here.`
   return err.message
 }
