@@ -6,7 +6,7 @@ import { api, type Page } from '../api/client'
 import type { Member } from '../api/types'
 import { useAuth } from '../auth/AuthProvider'
 import { Button, ErrorBanner, SelectField, Spinner, TextField } from '../ui/controls'
-import { memberFields, splitError } from './fieldErrors'
+import { explainMemberError, memberFields, splitError } from './fieldErrors'
 import { when } from './settingsApi'
 
 export interface MembersApi {
@@ -35,7 +35,7 @@ export function MembersEditor({ what, roles, endpoints, canManage, userHint }: {
       await f()
       await mutate()
     } catch (err) {
-      setRowError(err)
+      setRowError(explainMemberError(err))
     } finally {
       setBusyUser('')
     }
@@ -107,7 +107,7 @@ function AddMember({ what, roles, url, userHint, onAdded }: {
       setSaving(false)
     }
   }
-  const errs = splitError(error, memberFields)
+  const errs = splitError(explainMemberError(error), memberFields)
   return (
     <form onSubmit={submit} className="space-y-3 rounded-md border border-slate-200 p-3">
       <h3 className="text-sm font-semibold">Add a member to the {what}</h3>

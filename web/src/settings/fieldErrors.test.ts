@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../api/client'
-import { connectionFields, credentialFields, fieldOf, memberFields, nameFields, scheduleField, splitError } from './fieldErrors'
+import { connectionFields, credentialFields, explainMemberError, fieldOf, memberFields, nameFields, scheduleField, splitError } from './fieldErrors'
 
 const e = (code: string, msg: string, status = 400) => new ApiError(status, code, msg)
 
@@ -45,5 +45,15 @@ describe('scheduleField', () => {
   })
   it('leaves an unmatched schedule error to the banner', () => {
     expect(fieldOf(e('invalid_schedule', 'bad schedule: temporal refused'), connectionFields, values)).toBeUndefined()
+  })
+})
+
+describe('explainMemberError', () => {
+  it('adds the one-owner rule to a conflict and keeps other errors', () => {
+    const c = explainMemberError(e('conflict', 'member conflicts with an existing one or would leave the organization without an owner', 409)) as ApiError
+    expect(c.code).toBe('conflict')
+    expect(c.message).toMatch(/make another member owner first/)
+    const f = e('forbidden', 'only owners grant or change the owner role', 403)
+    expect(explainMemberError(f)).toBe(f)
   })
 })

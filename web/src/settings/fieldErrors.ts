@@ -72,3 +72,11 @@ export function hintFor(err: ApiError): string {
   if (err.code === 'not_org_member') return `${err.message}. Add them as a member in Organization settings, then add them here.`
   return err.message
 }
+
+/** A member change the API refused, with the rule that refused it where the message is generic. */
+export function explainMemberError(err: unknown): unknown {
+  if (err instanceof ApiError && err.code === 'conflict') {
+    return new ApiError(err.status, err.code, `${err.message}. An organization always keeps one owner: make another member owner first.`, err.retryAfter)
+  }
+  return err
+}
