@@ -1,3 +1,121 @@
+// Organization settings (/orgs/:orgId/settings): rename, members with roles, delete.
+import { useCallback, useState, type FormEvent } from 'react'
+import { useNavigate, useParams } from 'react-router'
+import useSWR, { useSWRConfig } from 'swr'
+import { api } from '../api/client'
+import { keys } from '../api/keys'
+import type { Org } from '../api/types'
+import { Button, Card, ErrorBanner, PageHeader, Spinner, TextField } from '../ui/controls'
+import type { DeletionStarted } from './deletion'
+import { nameFields, splitError } from './fieldErrors'
+import { MembersEditor } from './MembersEditor'
+import { ConfirmDialog, DeletionProgress, SaveState } from './parts'
+import { settingsKeys } from './settingsApi'
+
+const ROLES = [{ value: 'member', label: 'Member' }, { value: 'admin', label: 'Admin' }, { value: 'owner', label: 'Owner' }]
+
 export default function OrgSettingsPage() {
-  return <main className="p-6">OrgSettingsPage</main>
+  const { orgId } = useParams()
+  const { data: org, error } = useSWR<Org>(orgId ? settingsKeys.org(orgId) : null)
+  if (!org) return <main className="flex-1 p-6">{error ? <ErrorBanner error={error} /> : <Spinner />}</main>
+  const canManage = org.role === 'owner' || org.role === 'admin'
+  const list = settingsKeys.orgMembers(org.id)
+  return (
+    <main className="flex-1 overflow-y-auto">
+      <PageHeader title={`Organization settings · ${org.name}`} />
+      <div className="max-w-4xl space-y-4 p-6">
+        <RenameOrg org={org} disabled={!canManage} />
+        <Card title="Members">
+          <p className="mb-3 text-sm text-slate-700">
+            Owners and admins manage members and administer every workspace; only owners grant, change or remove the owner role, and the organization always keeps one owner.
+          </p>
+          <MembersEditor what="organization" roles={ROLES} canManage={canManage}
+            userHint="The person's user ID (their sign-in name)."
+            endpoints={{
+              list, add: list,
+              changeRole: (user, role) => api(`${list}/${encodeURIComponent(user)}`, { method: 'PATCH', body: { role } }),
+              remove: (user) => `${list}/${encodeURIComponent(user)}`,
+            }} />
+        </Card>
+        {org.role === 'owner' && <DeleteOrg org={org} />}
+      </div>
+    </main>
+  )
+}
+
+function RenameOrg({ org, disabled }: { org: Org; disabled: boolean }) {
+  const { mutate } = useSWRConfig()
+  const [name, setName] = useState(org.name)
+  const [saving, setSaving] = useState(false)
+  const [saved, setSaved] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  async function submit(e: FormEvent) {
+    e.preventDefault()
+    setSaving(true)
+    setSaved(false)
+    setError(null)
+    try {
+      const o = await api<Org>(settingsKeys.org(org.id), { method: 'PATCH', body: { name } })
+      await mutate(settingsKeys.org(org.id), o, { revalidate: false })
+      await mutate(keys.orgs)
+      setSaved(true)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setSaving(false)
+    }
+  }
+  const errs = splitError(error, nameFields)
+  return (
+    <Card title="Organization">
+      <form onSubmit={submit} className="space-y-3">
+        <TextField label="Organization name" name="name" value={name} onChange={setName} disabled={disabled} required error={errs.field.name} />
+        <ErrorBanner error={errs.banner} />
+        {!disabled && (
+          <div className="flex items-center gap-3">
+            <Button type="submit" disabled={saving || name.trim() === org.name}>Save name</Button>
+            <SaveState saving={saving} saved={saved} />
+          </div>
+        )}
+      </form>
+    </Card>
+  )
+}
+
+function DeleteOrg({ org }: { org: Org }) {
+  const navigate = useNavigate()
+  const { mutate } = useSWRConfig()
+  const [open, setOpen] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  const [statusUrl, setStatusUrl] = useState<string | null>(null)
+  async function confirm() {
+    setBusy(true)
+    setError(null)
+    try {
+      const d = await api<DeletionStarted>(settingsKeys.org(org.id), { method: 'DELETE' })
+      setStatusUrl(d.status_url)
+      setOpen(false)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  const done = useCallback(() => {
+    if (localStorage.getItem('sapagent.org') === org.id) localStorage.removeItem('sapagent.org')
+    void mutate(keys.orgs)
+    navigate('/')
+  }, [mutate, navigate, org.id])
+  return (
+    <Card title="Delete organization">
+      <p className="text-sm text-slate-700">Deletes the organization with all its workspaces, conversations, files and connections. This cannot be undone.</p>
+      {statusUrl ? <DeletionProgress statusUrl={statusUrl} onDone={done} /> : (
+        <Button variant="danger" className="mt-3" onClick={() => setOpen(true)}>Delete organization…</Button>
+      )}
+      <ConfirmDialog open={open} onOpenChange={setOpen} busy={busy} error={error}
+        title={`Delete organization ${org.name}?`} confirmLabel="Delete organization" onConfirm={confirm}
+        description={<p>Every workspace of {org.name} is deleted for every member, with everything in it.</p>} />
+    </Card>
+  )
 }

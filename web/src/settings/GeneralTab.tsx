@@ -1,0 +1,133 @@
+// General: the workspace's name, who may decide tool calls, and deleting the workspace.
+import { useCallback, useState, type FormEvent } from 'react'
+import { useNavigate } from 'react-router'
+import { useSWRConfig } from 'swr'
+import { api } from '../api/client'
+import { keys } from '../api/keys'
+import type { Workspace } from '../api/types'
+import { Button, Card, ErrorBanner, TextField } from '../ui/controls'
+import type { DeletionStarted } from './deletion'
+import { nameFields, splitError } from './fieldErrors'
+import { ConfirmDialog, DeletionProgress, SaveState, SwitchField } from './parts'
+
+export function GeneralTab({ workspace }: { workspace: Workspace }) {
+  const isAdmin = workspace.role === 'admin'
+  return (
+    <>
+      <RenameWorkspace workspace={workspace} disabled={!isAdmin} />
+      <ApprovalFlags workspace={workspace} disabled={!isAdmin} />
+      {isAdmin && <DeleteWorkspace workspace={workspace} />}
+    </>
+  )
+}
+
+function RenameWorkspace({ workspace, disabled }: { workspace: Workspace; disabled: boolean }) {
+  const { mutate } = useSWRConfig()
+  const [name, setName] = useState(workspace.name)
+  const [saving, setSaving] = useState(false)
+  const [saved, setSaved] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  async function submit(e: FormEvent) {
+    e.preventDefault()
+    setSaving(true)
+    setSaved(false)
+    setError(null)
+    try {
+      const w = await api<Workspace>(keys.workspace(workspace.id), { method: 'PATCH', body: { name } })
+      await mutate(keys.workspace(workspace.id), w, { revalidate: false })
+      await mutate(keys.workspaces(workspace.org_id))
+      setSaved(true)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setSaving(false)
+    }
+  }
+  const errs = splitError(error, nameFields)
+  return (
+    <Card title="Workspace">
+      <form onSubmit={submit} className="space-y-3">
+        <TextField label="Workspace name" name="name" value={name} onChange={setName} disabled={disabled} required error={errs.field.name} />
+        <ErrorBanner error={errs.banner} />
+        {!disabled && (
+          <div className="flex items-center gap-3">
+            <Button type="submit" disabled={saving || name.trim() === workspace.name}>Save name</Button>
+            <SaveState saving={saving} saved={saved} />
+          </div>
+        )}
+      </form>
+    </Card>
+  )
+}
+
+function ApprovalFlags({ workspace, disabled }: { workspace: Workspace; disabled: boolean }) {
+  const { mutate } = useSWRConfig()
+  const [saving, setSaving] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  async function set(flag: 'admins_may_approve' | 'four_eyes', value: boolean) {
+    setSaving(true)
+    setError(null)
+    try {
+      const w = await api<Workspace>(keys.workspace(workspace.id), { method: 'PATCH', body: { [flag]: value } })
+      await mutate(keys.workspace(workspace.id), w, { revalidate: false })
+    } catch (err) {
+      setError(err)
+    } finally {
+      setSaving(false)
+    }
+  }
+  return (
+    <Card title="Who decides tool calls">
+      <p className="mb-2 text-sm text-slate-700">A tool call runs with the SAP login of the person whose message led to it, so by default only that person approves or rejects it.</p>
+      <div className="divide-y divide-slate-100">
+        <SwitchField label="Admins may approve" checked={workspace.admins_may_approve} disabled={disabled || saving}
+          onChange={(v) => set('admins_may_approve', v)}
+          description="Workspace admins (and organization owners and admins) may approve or reject any member's tool calls." />
+        <SwitchField label="Four eyes" checked={workspace.four_eyes} disabled={disabled || saving}
+          onChange={(v) => set('four_eyes', v)}
+          description="A write needs a second person's approval: its requester may only reject it, any other member may approve it." />
+      </div>
+      <ErrorBanner error={error} className="mt-2" />
+    </Card>
+  )
+}
+
+function DeleteWorkspace({ workspace }: { workspace: Workspace }) {
+  const navigate = useNavigate()
+  const { mutate } = useSWRConfig()
+  const [open, setOpen] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  const [statusUrl, setStatusUrl] = useState<string | null>(null)
+  async function confirm() {
+    setBusy(true)
+    setError(null)
+    try {
+      const d = await api<DeletionStarted>(keys.workspace(workspace.id), { method: 'DELETE' })
+      setStatusUrl(d.status_url)
+      setOpen(false)
+      // The workspace is hidden at once: the sidebar drops it now.
+      void mutate(keys.workspaces(workspace.org_id))
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  const done = useCallback(() => {
+    if (localStorage.getItem('sapagent.workspace') === workspace.id) localStorage.removeItem('sapagent.workspace')
+    void mutate(keys.workspaces(workspace.org_id))
+    navigate('/')
+  }, [mutate, navigate, workspace.id, workspace.org_id])
+  return (
+    <Card title="Delete workspace">
+      <p className="text-sm text-slate-700">Deletes the workspace with its conversations, files, connections and SAP logins. This cannot be undone.</p>
+      {statusUrl ? <DeletionProgress statusUrl={statusUrl} onDone={done} /> : (
+        <Button variant="danger" className="mt-3" onClick={() => setOpen(true)}>Delete workspace…</Button>
+      )}
+      <ConfirmDialog open={open} onOpenChange={setOpen} busy={busy} error={error}
+        title={`Delete workspace ${workspace.name}?`} confirmLabel="Delete workspace" onConfirm={confirm}
+        description={<p>Everything in it is removed for every member: conversations, files, connections, secrets and SAP logins.</p>} />
+    </Card>
+  )
+}
