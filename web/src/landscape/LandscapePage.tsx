@@ -52,7 +52,7 @@ export default function LandscapePage() {
           <ul className="flex flex-wrap gap-1">
             {tabs.map((t) => (
               <li key={t.path}>
-                <NavLink to={t.path}
+                <NavLink to={`/w/${wsId}/landscape/${t.path}`}
                   className={({ isActive }) => `inline-block border-b-2 px-3 py-2 text-sm focus-visible:outline-2 focus-visible:outline-brand-600 ${isActive ? 'border-brand-600 font-semibold text-brand-800' : 'border-transparent text-slate-700 hover:text-slate-900'}`}>
                   {t.label}
                 </NavLink>
@@ -64,7 +64,7 @@ export default function LandscapePage() {
           {error && <ErrorBanner error={error} />}
           {!workspace && !error && <Spinner label="Loading workspace" />}
           <Routes>
-            <Route index element={<Navigate to="overview" replace />} />
+            <Route index element={<Navigate to={`/w/${wsId}/landscape/overview`} replace />} />
             <Route path="overview" element={<OverviewTab />} />
             <Route path="sync" element={<SyncTab />} />
             <Route path="clean-core" element={<CleanCoreTab />} />
@@ -73,7 +73,7 @@ export default function LandscapePage() {
             <Route path="diff" element={<DiffTab />} />
             <Route path="docs/*" element={<DocsTab />} />
             <Route path="actions" element={<ActionsTab />} />
-            <Route path="*" element={<Navigate to="overview" replace />} />
+            <Route path="*" element={<Navigate to={`/w/${wsId}/landscape/overview`} replace />} />
           </Routes>
         </main>
       </div>
