@@ -48,6 +48,23 @@ export interface Tab {
   problems: string[]
   /** Console errors matching one of these are expected (a test that cuts the connection, say). */
   allow: RegExp[]
+  /** CSP violations a test expects on some pages (never a blanket pass: a message and a path). */
+  allowCSP: CSPAllowance[]
+  /** The CSP violations allowCSP let through, for a test that wants to count them. */
+  allowedCSP: string[]
+}
+
+/** One expected CSP violation: its console message, on pages whose path matches. */
+export interface CSPAllowance { message: RegExp; path: RegExp }
+
+/**
+ * mermaid inserts a <style> element while it measures a diagram; the page's CSP (style-src
+ * 'self') blocks it and Chromium logs the violation. The drawn SVG is shown through an <img>, so
+ * nothing is lost (landscape/MermaidDiagram.tsx). Allowed only on the generated docs' pages.
+ */
+export const mermaidInlineStyle: CSPAllowance = {
+  message: /^Applying inline style violates the following Content Security Policy directive 'style-src 'self''/,
+  path: /^\/w\/[^/]+\/landscape\/docs(\/|$)/,
 }
 
 export interface TabOptions {
@@ -69,7 +86,7 @@ export async function openTab(browser: Browser, opts: TabOptions = {}): Promise<
   })
   context.setDefaultTimeout(15_000)
   const page = await context.newPage()
-  const tab: Tab = { context, page, problems: [], allow: [] }
+  const tab: Tab = { context, page, problems: [], allow: [], allowCSP: [], allowedCSP: [] }
   watch(tab)
   return tab
 }
@@ -79,7 +96,11 @@ function watch(tab: Tab) {
   tab.page.on('console', (m) => {
     if (m.type() !== 'error') return
     const text = m.text()
-    if (/Content[- ]Security[- ]Policy/i.test(text)) tab.problems.push(`CSP violation: ${text}`)
+    if (/Content[- ]Security[- ]Policy/i.test(text)) {
+      const pathname = new URL(tab.page.url()).pathname
+      if (tab.allowCSP.some((a) => a.message.test(text) && a.path.test(pathname))) tab.allowedCSP.push(`${pathname}: ${text}`)
+      else tab.problems.push(`CSP violation: ${text}`)
+    }
     // The browser logs every 4xx/5xx answer; the page shows the API's errors to the user.
     else if (/^Failed to load resource: the server responded with a status of [45]\d\d/.test(text)) return
     else if (tab.allow.some((re) => re.test(text))) return
@@ -181,6 +202,21 @@ export async function userWithWorkspace(prefix: string) {
   const org = await u.createOrg(`${prefix} org`)
   const workspace = await u.createWorkspace(org.id, `${prefix} workspace`)
   return { ...u, org, workspace }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forms
+
+/**
+ * The error message shown next to a field (ui/controls.tsx TextField: aria-invalid, and the
+ * message's element named last in aria-describedby), once it shows; fails when none does.
+ */
+export async function fieldError(field: Locator, timeout = 10_000): Promise<string> {
+  await field.and(field.page().locator('[aria-invalid="true"]')).waitFor({ timeout })
+  const ids = ((await field.getAttribute('aria-describedby')) ?? '').split(/\s+/).filter((id) => id.endsWith('-error'))
+  if (ids.length !== 1) throw new Error(`${field} is invalid but names no error message in aria-describedby`)
+  const message = field.page().locator(`[id="${ids[0]}"]`)
+  return ((await message.textContent()) ?? '').trim()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -158,6 +158,9 @@ const env = {
   EMBEDDINGS_MODEL: 'offline:sapagent-offline',
   OFFLINE_LLM_RULES: path.join(e2eDir, 'rules.json'),
   OFFLINE_LLM_TOKEN_DELAY: process.env.OFFLINE_LLM_TOKEN_DELAY || '15ms',
+  // A landscape of ~21,000 objects (1,000 custom): a sync takes seconds, so landscape.test.ts sees
+  // its progress bar advance (the built-in landscape syncs in under one).
+  SAPSIM_LANDSCAPE_OBJECTS: process.env.SAPSIM_LANDSCAPE_OBJECTS || '20000',
   WORKER_STOP_GRACE: '2s',
 }
 delete env.OFFLINE_LLM_URL

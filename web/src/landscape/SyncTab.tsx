@@ -258,7 +258,7 @@ function SchedulesSection() {
                           {s.paused
                             ? <Button variant="secondary" disabled={busy !== null} onClick={() => act(s, 'unpause')} aria-label={`Resume ${who}`}>Resume</Button>
                             : <Button variant="secondary" disabled={busy !== null} onClick={() => act(s, 'pause')} aria-label={`Pause ${who}`}>Pause</Button>}
-                          <Button variant="secondary" disabled={busy !== null} onClick={() => act(s, 'trigger')} aria-label={`Run ${who} now`}>Run now</Button>
+                          <Button variant="secondary" disabled={busy !== null} onClick={() => act(s, 'trigger')} aria-label={`Run now: ${who}`}>Run now</Button>
                         </div>
                       ) : <span className="text-xs text-slate-600">admins only</span>}
                     </td>

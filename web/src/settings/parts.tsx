@@ -8,6 +8,15 @@ import { Button, ErrorBanner, Spinner } from '../ui/controls'
 import { describeDeletion, isDeletionStatusUrl, type Deletion } from './deletion'
 
 const overlay = 'fixed inset-0 z-40 bg-slate-900/40'
+
+/**
+ * The dimmed backdrop. Not Radix's Overlay: that one locks scrolling with an injected <style>
+ * element, which the page's CSP (style-src 'self') blocks and reports on every opening. The
+ * content still traps focus, hides the rest from screen readers and closes on outside clicks.
+ */
+function Backdrop() {
+  return <div className={overlay} aria-hidden="true" />
+}
 const panel = 'fixed left-1/2 top-1/2 z-50 max-h-[90vh] w-[min(40rem,calc(100vw-2rem))] -translate-x-1/2 -translate-y-1/2 overflow-y-auto rounded-lg bg-white p-5 shadow-xl'
 
 /** Asks before something that cannot be undone; stays open (buttons disabled) while it runs. */
@@ -24,7 +33,7 @@ export function ConfirmDialog({ open, onOpenChange, title, description, confirmL
   return (
     <AlertDialog.Root open={open} onOpenChange={(o) => !busy && onOpenChange(o)}>
       <AlertDialog.Portal>
-        <AlertDialog.Overlay className={overlay} />
+        <Backdrop />
         <AlertDialog.Content className={panel}>
           <AlertDialog.Title className="text-base font-semibold">{title}</AlertDialog.Title>
           <AlertDialog.Description asChild>
@@ -54,7 +63,7 @@ export function Modal({ open, onOpenChange, title, description, children }: {
   return (
     <Dialog.Root open={open} onOpenChange={onOpenChange}>
       <Dialog.Portal>
-        <Dialog.Overlay className={overlay} />
+        <Backdrop />
         <Dialog.Content className={panel}>
           <div className="mb-3 flex items-start justify-between gap-3">
             <div>
