@@ -137,6 +137,7 @@ export type LocalAction =
   | { type: 'local/sent'; client_message_id: string; queued: number }
   | { type: 'local/send_failed'; client_message_id: string; error: string }
   | { type: 'local/discard'; client_message_id: string }
+  | { type: 'local/resend'; client_message_id: string }
   | { type: 'local/batch'; events: ServerEvent[] }
   | { type: 'local/dismiss_error' }
 
@@ -166,6 +167,10 @@ export function chatReducer(state: ChatState, action: Action): ChatState {
     case 'local/send_failed': {
       const a = action as Extract<LocalAction, { type: 'local/send_failed' }>
       return patchOutgoing(state, a.client_message_id, { state: 'failed', error: a.error })
+    }
+    case 'local/resend': {
+      const a = action as Extract<LocalAction, { type: 'local/resend' }>
+      return patchOutgoing(state, a.client_message_id, { state: 'sending', error: undefined })
     }
     case 'local/discard': {
       const a = action as Extract<LocalAction, { type: 'local/discard' }>
@@ -272,7 +277,7 @@ function updatePartial(state: ChatState, id: string, f: (p: PartialReply) => Par
 
 function setTool(state: ChatState, id: string, patch: Partial<ToolState> & { tool?: string }): ChatState {
   const prev = state.tools[id]
-  const next: ToolState = { tool_call_id: id, tool: patch.tool || prev?.tool || '', status: prev?.status ?? 'running', ...prev, ...patch } as ToolState
+  const next: ToolState = { ...prev, ...patch, status: patch.status ?? prev?.status ?? 'running', tool_call_id: id, tool: patch.tool || prev?.tool || '' }
   return { ...state, tools: { ...state.tools, [id]: next } }
 }
 
