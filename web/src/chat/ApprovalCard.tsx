@@ -1,6 +1,6 @@
 // Tool calls waiting for a decision: approve or reject each (with an optional reason) or all at
 // once; buttons only for the people the workspace's rules let decide, "waiting for …" for others.
-import { useId, useState } from 'react'
+import { memo, useId, useState } from 'react'
 import { ApiError } from '../api/client'
 import { Button, ErrorBanner } from '../ui/controls'
 import type { Allowed } from './approvalRules'
@@ -63,7 +63,7 @@ function ApprovalCard({ approval, allowed, reason, onReason, onDecide, busy, err
 }
 
 /** The pending approvals above the composer. `decide` sends one request for all decisions. */
-export function ApprovalPanel({ approvals, allowedFor, decide }: {
+export const ApprovalPanel = memo(function ApprovalPanel({ approvals, allowedFor, decide }: {
   approvals: PendingApproval[]
   allowedFor: (a: PendingApproval) => Allowed
   decide: (ds: Decision[]) => Promise<ApiError | null>
@@ -107,4 +107,4 @@ export function ApprovalPanel({ approvals, allowedFor, decide }: {
       </div>
     </section>
   )
-}
+})

@@ -1,6 +1,6 @@
 // The message box: Enter sends, Shift+Enter starts a new line; files come by drag and drop or
 // the "Attach files" button and are uploaded at once, shown as chips (name, size, remove).
-import { useId, useRef, useState, type DragEvent, type FormEvent, type KeyboardEvent } from 'react'
+import { memo, useId, useRef, useState, type DragEvent, type FormEvent, type KeyboardEvent } from 'react'
 import { ApiError } from '../api/client'
 import { Button } from '../ui/controls'
 import { acceptedFiles, formatSize, uploadFile, type StoredFile } from './files'
@@ -21,18 +21,17 @@ interface Props {
   disabledReason?: string
 }
 
-export function Composer({ workspaceId, onSend, disabled, disabledReason }: Props) {
+export const Composer = memo(function Composer({ workspaceId, onSend, disabled, disabledReason }: Props) {
   const [text, setText] = useState('')
   const [chips, setChips] = useState<Chip[]>([])
   const [dragging, setDragging] = useState(false)
-  const [sending, setSending] = useState(false)
   const fileInput = useRef<HTMLInputElement>(null)
   const textId = useId()
   const hintId = useId()
 
   const uploading = chips.some((c) => !c.file && !c.error)
   const ready = chips.filter((c) => c.file).map((c) => c.file!)
-  const canSend = !disabled && !sending && !uploading && text.trim() !== ''
+  const canSend = !disabled && !uploading && text.trim() !== ''
 
   function addFiles(files: FileList | File[]) {
     for (const f of Array.from(files)) {
@@ -48,22 +47,21 @@ export function Composer({ workspaceId, onSend, disabled, disabledReason }: Prop
     }
   }
 
-  async function submit(e?: FormEvent) {
+  function submit(e?: FormEvent) {
     e?.preventDefault()
     if (!canSend) return
-    setSending(true)
     const content = text.trim()
-    // The outgoing bubble shows the message (and keeps it with Retry if sending fails).
+    // The outgoing bubble shows the message from here on (and keeps it with Retry if sending
+    // fails), so the box is free for the next one at once: messages queue behind a turn.
     setText('')
     setChips([])
-    await onSend(content, ready)
-    setSending(false)
+    void onSend(content, ready)
   }
 
   function onKeyDown(e: KeyboardEvent<HTMLTextAreaElement>) {
     if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
       e.preventDefault()
-      void submit()
+      submit()
     }
   }
 
@@ -107,4 +105,4 @@ export function Composer({ workspaceId, onSend, disabled, disabledReason }: Prop
       </div>
     </form>
   )
-}
+})

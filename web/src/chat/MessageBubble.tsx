@@ -83,6 +83,26 @@ export const MessageBubble = memo(function MessageBubble({ message: m, agentId, 
   )
 })
 
+// Streaming text in paragraphs: finished ones are memoized, so each frame updates (and lays
+// out) only the last paragraph instead of the whole growing reply.
+const TextBlock = memo(function TextBlock({ text }: { text: string }) {
+  return <p className="mb-2 whitespace-pre-wrap break-words">{text}</p>
+})
+
+function StreamingText({ text, ended }: { text: string; ended: boolean }) {
+  const blocks = text.split(/\n{2,}/)
+  const last = blocks.pop() ?? ''
+  return (
+    <div>
+      {blocks.map((b, i) => <TextBlock key={i} text={b} />)}
+      <p className="whitespace-pre-wrap break-words">
+        {last}
+        {!ended && <span aria-hidden className="ml-0.5 inline-block h-4 w-1.5 animate-pulse bg-slate-400 align-text-bottom" />}
+      </p>
+    </div>
+  )
+}
+
 export const StreamingBubble = memo(function StreamingBubble({ partial: p, retryAttempt }: { partial: PartialReply; retryAttempt?: number }) {
   return (
     // aria-busy: screen readers wait for the finished message instead of every delta.
@@ -93,11 +113,7 @@ export const StreamingBubble = memo(function StreamingBubble({ partial: p, retry
         {p.incomplete && (
           <p className="text-xs italic text-slate-600">The start of this reply will appear when it completes.</p>
         )}
-        <div className="whitespace-pre-wrap break-words">
-          {p.incomplete && '… '}
-          {p.text}
-          {!p.ended && <span aria-hidden className="ml-0.5 inline-block h-4 w-1.5 animate-pulse bg-slate-400 align-text-bottom" />}
-        </div>
+        <StreamingText text={(p.incomplete ? '… ' : '') + p.text} ended={p.ended} />
       </div>
     </article>
   )

@@ -1,6 +1,6 @@
 // The conversation's model: a list from GET /api/models when the API has it (404 → only the
 // current model is shown), changed with PATCH /api/agents/:id {"model"}.
-import { useId, useState } from 'react'
+import { memo, useId, useState } from 'react'
 import useSWR, { useSWRConfig } from 'swr'
 import { api, ApiError } from '../api/client'
 import { keys } from '../api/keys'
@@ -12,7 +12,7 @@ interface ModelInfo {
   default: boolean
 }
 
-export function ModelPicker({ agentId, current, onChanged }: { agentId: string; current: string; onChanged: (m: string) => void }) {
+export const ModelPicker = memo(function ModelPicker({ agentId, current, onChanged }: { agentId: string; current: string; onChanged: (m: string) => void }) {
   const id = useId()
   const { data, error } = useSWR<{ data: ModelInfo[] }>('/api/models')
   const { mutate } = useSWRConfig()
@@ -56,4 +56,4 @@ export function ModelPicker({ agentId, current, onChanged }: { agentId: string; 
       {err && <span id={id + '-err'} role="alert" className="text-xs text-red-700">{err}</span>}
     </div>
   )
-}
+})
