@@ -4,7 +4,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { useParams } from 'react-router'
 import useSWR, { useSWRConfig } from 'swr'
-import type { Page } from '../api/client'
+import { api, type Page } from '../api/client'
 import { keys } from '../api/keys'
 import type { Org } from '../api/types'
 import { useUser } from '../auth/AuthProvider'
@@ -16,7 +16,7 @@ import { Composer } from './Composer'
 import type { StoredFile } from './files'
 import { MessageList } from './MessageList'
 import { ModelPicker } from './ModelPicker'
-import type { ChatState, Outgoing, PendingApproval } from './reducer'
+import type { ChatMessage, ChatState, Outgoing, PendingApproval } from './reducer'
 import { commandError, newId, useChatStream } from './useChatStream'
 
 export default function ChatPage() {
@@ -126,6 +126,17 @@ function ChatView({ wsId, agentId }: { wsId: string; agentId: string }) {
     [user, workspace, orgRole],
   )
 
+  // init holds the newest 500 messages; older ones come from the transcript route on demand.
+  const firstSeq = state.messages[0]?.seq ?? 1
+  const loadOlder = useCallback(async () => {
+    const limit = Math.min(500, firstSeq - 1)
+    // The cursor of GET /messages is the seq to list after.
+    const page = await api<Page<ChatMessage>>(`/api/agents/${agentId}/messages?cursor=${Math.max(0, firstSeq - 1 - limit)}&limit=${limit}`)
+    const before = page.data.filter((m) => m.seq < firstSeq)
+    dispatch({ type: 'local/older', messages: before })
+    return before.length
+  }, [agentId, firstSeq, dispatch])
+
   const running = state.status === 'active' || state.status === 'waiting'
   const archived = !!state.agent?.archived_at
 
@@ -150,7 +161,7 @@ function ChatView({ wsId, agentId }: { wsId: string; agentId: string }) {
       )}
       {state.initialized ? (
         <MessageList agentId={agentId} messages={state.messages} partials={state.partials} outgoing={state.outgoing} tools={state.tools}
-          retryAttempt={state.retryAttempt} onRetry={onRetry} onDiscard={onDiscard} emptyText="No messages yet. Ask something to start." />
+          retryAttempt={state.retryAttempt} onRetry={onRetry} loadOlder={firstSeq > 1 ? loadOlder : undefined} onDiscard={onDiscard} emptyText="No messages yet. Ask something to start." />
       ) : (
         <div className="flex-1 p-6"><Spinner label="Loading conversation" /></div>
       )}

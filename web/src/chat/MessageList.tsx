@@ -22,11 +22,13 @@ interface Props {
   onRetry: (o: Outgoing) => void
   onDiscard: (id: string) => void
   emptyText: string
+  /** Loads messages before the first one held; resolves with how many were added. */
+  loadOlder?: () => Promise<number>
 }
 
 const nearBottomPx = 48
 
-export const MessageList = memo(function MessageList({ agentId, messages, partials, outgoing, tools, retryAttempt, onRetry, onDiscard, emptyText }: Props) {
+export const MessageList = memo(function MessageList({ agentId, messages, partials, outgoing, tools, retryAttempt, onRetry, onDiscard, emptyText, loadOlder }: Props) {
   const scrollRef = useRef<HTMLDivElement>(null)
   const stick = useRef(true)
   const [atBottom, setAtBottom] = useState(true)
@@ -70,6 +72,24 @@ export const MessageList = memo(function MessageList({ agentId, messages, partia
     setAtBottom(near)
   }, [])
 
+  const [loadingOlder, setLoadingOlder] = useState(false)
+  const [olderError, setOlderError] = useState('')
+  async function older() {
+    if (!loadOlder) return
+    setLoadingOlder(true)
+    setOlderError('')
+    stick.current = false
+    try {
+      const added = await loadOlder()
+      // Keep the message that was first in view where the reader left it.
+      if (added > 0) requestAnimationFrame(() => virtualizer.scrollToIndex(added, { align: 'start' }))
+    } catch (e) {
+      setOlderError(e instanceof Error ? e.message : String(e))
+    } finally {
+      setLoadingOlder(false)
+    }
+  }
+
   const toBottom = () => {
     stick.current = true
     setAtBottom(true)
@@ -80,6 +100,12 @@ export const MessageList = memo(function MessageList({ agentId, messages, partia
     <div className="relative min-h-0 flex-1">
       <div ref={scrollRef} onScroll={onScroll} role="log" aria-live="polite" aria-relevant="additions" aria-label="Conversation"
         tabIndex={0} className="h-full overflow-y-auto py-2">
+        {loadOlder && (
+          <div className="flex flex-col items-center gap-1 py-2">
+            <Button variant="secondary" onClick={older} disabled={loadingOlder}>{loadingOlder ? 'Loading…' : 'Load earlier messages'}</Button>
+            {olderError && <p role="alert" className="text-xs text-red-700">{olderError}</p>}
+          </div>
+        )}
         {rows.length === 0 && <p className="px-6 py-10 text-center text-sm text-slate-600">{emptyText}</p>}
         <div className="relative w-full" style={{ height: total }}>
           {virtualizer.getVirtualItems().map((v) => {

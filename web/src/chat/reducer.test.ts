@@ -376,6 +376,14 @@ describe('chat reducer: specific sequences', () => {
     expect(s.title).toBe('New')
   })
 
+  it('earlier messages load in front, once', () => {
+    const ms = Array.from({ length: 6 }, (_, k): ChatMessage => ({ ...user, id: `m${k}`, seq: k + 1 }))
+    let s = chatReducer(initialState, { type: 'init', seq: 1, epoch: 'e1', status: 'idle', messages: ms.slice(3), pending_approvals: [], partial: [] })
+    s = chatReducer(s, { type: 'local/older', messages: ms.slice(0, 5) })
+    s = chatReducer(s, { type: 'local/older', messages: ms.slice(1, 3) })
+    expect(s.messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6])
+  })
+
   it('approvals leave when decided; a queued message stays until stored', () => {
     let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
     s = chatReducer(s, ev(1, { type: 'approval_needed', tool_call_id: 'c1', tool: 'save_note', arguments: '{}', mode: 'confirm_before_execution', requested_by: 'bob' }))

@@ -138,6 +138,7 @@ export type LocalAction =
   | { type: 'local/send_failed'; client_message_id: string; error: string }
   | { type: 'local/discard'; client_message_id: string }
   | { type: 'local/resend'; client_message_id: string }
+  | { type: 'local/older'; messages: ChatMessage[] }
   | { type: 'local/batch'; events: ServerEvent[] }
   | { type: 'local/dismiss_error' }
 
@@ -175,6 +176,14 @@ export function chatReducer(state: ChatState, action: Action): ChatState {
     case 'local/discard': {
       const a = action as Extract<LocalAction, { type: 'local/discard' }>
       return { ...state, outgoing: state.outgoing.filter((o) => o.client_message_id !== a.client_message_id) }
+    }
+    case 'local/older': {
+      // Earlier messages than init's window (GET /messages): only those before the first held.
+      const a = action as Extract<LocalAction, { type: 'local/older' }>
+      const first = state.messages.length ? state.messages[0].seq : Infinity
+      const held = new Set(state.messages.map((m) => m.id))
+      const older = sortMessages(dedupe(a.messages.filter((m) => m.seq < first && !held.has(m.id))))
+      return older.length ? { ...state, messages: [...older, ...state.messages] } : state
     }
     case 'local/dismiss_error':
       return { ...state, error: undefined }
