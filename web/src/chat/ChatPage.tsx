@@ -109,9 +109,12 @@ function ChatView({ wsId, agentId }: { wsId: string; agentId: string }) {
   const decide = useCallback(
     async (decisions: Decision[]) => {
       const r = await command('approve', { decisions }, `/api/agents/${agentId}/approve`)
-      return r.http_status === 0 || r.http_status >= 400 ? commandError(r) : null
+      if (r.http_status > 0 && r.http_status < 400) return null
+      // not_allowed: the workspace's approval flags may have changed since they were loaded.
+      if (r.http_status === 403) void mutate(keys.workspace(wsId))
+      return commandError(r)
     },
-    [agentId, command],
+    [agentId, command, mutate, wsId],
   )
 
   const allowedFor = useCallback(
@@ -164,6 +167,9 @@ function ChatView({ wsId, agentId }: { wsId: string; agentId: string }) {
           retryAttempt={state.retryAttempt} onRetry={onRetry} loadOlder={firstSeq > 1 ? loadOlder : undefined} onDiscard={onDiscard} emptyText="No messages yet. Ask something to start." />
       ) : (
         <div className="flex-1 p-6"><Spinner label="Loading conversation" /></div>
+      )}
+      {!!state.retryAttempt && state.partials.length === 0 && (
+        <p role="status" className="px-4 py-1 text-xs text-slate-700">The model call is being retried (attempt {state.retryAttempt})…</p>
       )}
       <ApprovalPanel approvals={state.approvals} allowedFor={allowedFor} decide={decide} />
       <Composer workspaceId={wsId} onSend={onSend} disabled={archived}
