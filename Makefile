@@ -6,7 +6,7 @@ STATICCHECK_VERSION ?= v0.8.2
 .PHONY: dev test test-go test-web build lint bench services fuzz web web-deps node
 
 # What the page is built from: rebuilding when none of it changed is skipped.
-WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/package.json \
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/package.json \
 	web/package-lock.json $(wildcard web/vite.config.* web/tsconfig*.json)
 # npm ci writes this file last; it is older than the lockfile when the dependencies changed.
 WEB_DEPS := web/node_modules/.package-lock.json
