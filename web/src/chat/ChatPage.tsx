@@ -11,6 +11,7 @@ import { useUser } from '../auth/AuthProvider'
 import { useCurrentWorkspace } from '../layout/currentWorkspace'
 import { Button, ErrorBanner, PageHeader, Spinner } from '../ui/controls'
 import { ApprovalPanel, type Decision } from './ApprovalCard'
+import { ArchiveButton } from './ArchiveButton'
 import { allowedDecisions } from './approvalRules'
 import { Composer } from './Composer'
 import type { StoredFile } from './files'
@@ -132,16 +133,16 @@ function ChatView({ wsId, agentId }: { wsId: string; agentId: string }) {
   // init holds the newest 500 messages; older ones come from the transcript route on demand.
   const firstSeq = state.messages[0]?.seq ?? 1
   const loadOlder = useCallback(async () => {
-    const limit = Math.min(500, firstSeq - 1)
-    // The cursor of GET /messages is the seq to list after.
-    const page = await api<Page<ChatMessage>>(`/api/agents/${agentId}/messages?cursor=${Math.max(0, firstSeq - 1 - limit)}&limit=${limit}`)
+    // The newest 500 messages older than the oldest one shown.
+    const page = await api<Page<ChatMessage>>(`/api/agents/${agentId}/messages?before=${firstSeq}&limit=500`)
     const before = page.data.filter((m) => m.seq < firstSeq)
     dispatch({ type: 'local/older', messages: before })
     return before.length
   }, [agentId, firstSeq, dispatch])
 
   const running = state.status === 'active' || state.status === 'waiting'
-  const archived = !!state.agent?.archived_at
+  const [archivedNow, setArchivedNow] = useState<boolean | null>(null)
+  const archived = archivedNow ?? !!state.agent?.archived_at
 
   return (
     <main className="flex min-h-0 flex-1 flex-col" aria-busy={!state.initialized}>
@@ -149,6 +150,7 @@ function ChatView({ wsId, agentId }: { wsId: string; agentId: string }) {
         <ModelPicker agentId={agentId} current={model ?? state.agent?.model ?? ''} onChanged={setModel} />
         <span className="text-xs text-slate-700">{statusLabel[state.status] ?? state.status}</span>
         {running && <Button variant="danger" onClick={stop}>Stop</Button>}
+        <ArchiveButton agentId={agentId} wsId={wsId} archived={archived} onChange={setArchivedNow} onError={setActionError} />
       </PageHeader>
       <ConnectionBanner state={state} />
       {(!!state.error || !!actionError) && (
