@@ -3,10 +3,10 @@ GO ?= go
 NPM ?= npm
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: dev test test-go test-web build lint bench services fuzz web node
+.PHONY: dev test test-go test-web build lint bench services fuzz web web-deps node
 
 # What the page is built from: rebuilding when none of it changed is skipped.
-WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/package.json \
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/package.json \
 	web/package-lock.json $(wildcard web/vite.config.* web/tsconfig*.json)
 # npm ci writes this file last; it is older than the lockfile when the dependencies changed.
 WEB_DEPS := web/node_modules/.package-lock.json
@@ -39,11 +39,20 @@ web/dist/index.html: $(WEB_DEPS) $(WEB_SOURCES) | node
 	cd web && $(NPM) run build
 
 # Go unit, integration (real Postgres, Redis, embedded Temporal) and fuzz seed-corpus tests, then
-# the page's unit tests and its browser tests (Chromium from Debian, installed when missing).
-# The page is built first so the Go tests (and the browser tests' binary) embed a real build.
-test: services web
-	$(GO) test -count=1 -timeout 30m ./...
+# the page's unit tests and its browser tests (Chromium from Debian, installed when missing). The
+# downloads (npm ci, Chromium) run in the background while the Go tests run; they touch neither
+# web/dist nor anything Go compiles. The Go tests embed whatever web/dist holds (the integration
+# test of the page passes with or without a build); the browser tests build the page and a binary
+# that embeds it.
+test: services
+	@mkdir -p web/e2e/results
+	@( $(MAKE) --no-print-directory web-deps && scripts/chromium.sh ) > web/e2e/results/prepare.log 2>&1 & prep=$$!; \
+	status=0; $(GO) test -count=1 -timeout 30m ./... || status=$$?; \
+	if ! wait $$prep; then echo "test: preparing the browser tests failed:"; cat web/e2e/results/prepare.log; exit 1; fi; \
+	if [ $$status -ne 0 ]; then exit $$status; fi; \
 	$(MAKE) --no-print-directory test-web
+
+web-deps: $(WEB_DEPS)
 
 test-go: services
 	$(GO) test -count=1 -timeout 30m ./...

@@ -164,6 +164,8 @@ var routeDocs = []routeDoc{
 			map[string]any{"tool_call_id": str(200), "approved": map[string]any{"type": "boolean"}, "reason": str(1000)})}})},
 	{Method: "POST", Path: "/api/agents/{id}/stop", Summary: "Stop the running turn (partial text is kept)", Status: 200},
 	{Method: "GET", Path: "/api/agents/{id}/actions", Summary: "Action log of the agent", Status: 200},
+	{Method: "GET", Path: "/api/agents/{id}/tool-outputs/{toolCallId}", Summary: "A tool call's full stored output (parts with stored: true hold a preview)", Status: 200,
+		Response: obj([]string{"tool_call_id", "content", "size"}, map[string]any{"tool_call_id": str(200), "content": map[string]any{"type": "string"}, "size": map[string]any{"type": "integer"}})},
 	{Method: "GET", Path: "/api/agents/{id}/messages", Summary: "Transcript in seq order (?cursor=&limit=; ?before=<seq> pages back from the newest)", Status: 200,
 		Query: []queryParam{{Name: "cursor", Schema: str(20)}, {Name: "before", Schema: map[string]any{"type": "integer", "minimum": 1}}, {Name: "limit", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 500}}}},
 	{Method: "GET", Path: "/api/agents/{id}/events", Summary: "Server-Sent Events twin of /ws (resume with Last-Event-ID or ?after=<epoch>:<seq>)", Status: 200},

@@ -189,6 +189,7 @@ func (s *Server) Router() *gin.Engine {
 	a.POST("/agents/:id/approve", s.approveCalls)
 	a.POST("/agents/:id/stop", s.stopTurn)
 	a.GET("/agents/:id/actions", s.listAgentActions)
+	a.GET("/agents/:id/tool-outputs/:toolCallId", s.getToolOutput)
 	a.GET("/agents/:id/messages", s.listMessages)
 	a.GET("/agents/:id/ws", s.agentSocket)
 	a.GET("/agents/:id/events", s.agentEvents)

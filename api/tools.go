@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -56,6 +57,30 @@ func (s *Server) listAgentActions(c *gin.Context) {
 		return
 	}
 	s.listActions(c, store.ActionFilter{WorkspaceID: agent.WorkspaceID, AgentID: &agent.ID})
+}
+
+// getToolOutput is a tool call's full output where the transcript holds only a preview
+// (a tool_result part with "stored": true): the page's "show full output".
+func (s *Server) getToolOutput(c *gin.Context) {
+	agent, ok := s.loadAgent(c)
+	if !ok {
+		return
+	}
+	callID := c.Param("toolCallId")
+	if callID == "" || len(callID) > 200 {
+		badRequest(c, "invalid_id", "tool call ID must be 1 to 200 characters")
+		return
+	}
+	content, err := s.Store.ToolOutput(c.Request.Context(), agent.ID, callID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		fail(c, http.StatusNotFound, "not_found", "this tool call has no stored output")
+	case err != nil:
+		s.Log.Error("tool output", "error", err)
+		unavailable(c, "the database")
+	default:
+		c.JSON(http.StatusOK, gin.H{"tool_call_id": callID, "content": content, "size": len(content)})
+	}
 }
 
 // listWorkspaceActions is the workspace's action log, filtered by ?tool=, ?user_id=, ?success=, ?agent_id=.

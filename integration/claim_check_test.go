@@ -39,6 +39,21 @@ func TestLargeToolOutputsStayOutOfWorkflowHistory(t *testing.T) {
 	require.Equal(t, "tool", last.Role)
 	assert.Contains(t, last.Content, "[output truncated:", "the transcript row holds the preview")
 
+	// The page's "show full output" reads the whole of it; other calls have none; other users none.
+	var callID string
+	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(ctx, `SELECT tool_call_id FROM tool_outputs WHERE agent_id = $1`, agent.ID).Scan(&callID))
+	var full struct {
+		ToolCallID string `json:"tool_call_id"`
+		Content    string `json:"content"`
+		Size       int    `json:"size"`
+	}
+	require.Equal(t, http.StatusOK, e.do("GET", "/api/agents/"+agent.ID+"/tool-outputs/"+callID, nil, &full))
+	assert.Equal(t, size, full.Size)
+	assert.Len(t, full.Content, size)
+	assert.Equal(t, 2, strings.Count(full.Content, "Reconcile account 191100")/150, "both big notes, whole")
+	assert.Equal(t, http.StatusNotFound, e.do("GET", "/api/agents/"+agent.ID+"/tool-outputs/no-such-call", nil, nil))
+	assert.Equal(t, http.StatusNotFound, e.doAs(e.tokenFor("mallory"), "GET", "/api/agents/"+agent.ID+"/tool-outputs/"+callID, nil, nil), "a non-member learns nothing")
+
 	// No history event carries the full output.
 	iter := e.stack.Deps.Temporal.GetWorkflowHistory(ctx, "agent/"+agent.ID, "", false, 0)
 	largest := 0

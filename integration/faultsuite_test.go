@@ -93,6 +93,8 @@ func TestFaultControlWithoutFaults(t *testing.T) {
 // flight and four messages wait in the queue; everything accepted is answered once, the write
 // happens once.
 func TestFaultPostgresDown30s(t *testing.T) {
+	// Mostly 30 s of waiting on a private topology: it overlaps the other outage test.
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 1, workers: 1, bapiLatency: 5 * time.Second})
 	tp.connectECC()
 	agent := tp.newAgent()

@@ -220,6 +220,8 @@ func TestFaultSyncWorkerKilledMidPhase(t *testing.T) {
 // TestFaultSyncPostgresDown30s: Postgres stops for 30 s in the middle of the catalog phase;
 // the API answers 503 meanwhile, and the run resumes from the committed cursor.
 func TestFaultSyncPostgresDown30s(t *testing.T) {
+	// Mostly 30 s of waiting on a private topology: it overlaps the other outage test.
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 1, workers: 1, tokenDelay: time.Microsecond, sim: syncFaultSim})
 	conn := tp.connectECC()
 	totals := tp.simTotals()

@@ -124,6 +124,17 @@ func (s *Store) SaveToolOutput(ctx context.Context, agentID uuid.UUID, toolCallI
 	return err
 }
 
+// ToolOutput is one call's stored output (ErrNotFound when the call stored none).
+func (s *Store) ToolOutput(ctx context.Context, agentID uuid.UUID, toolCallID string) (string, error) {
+	var content string
+	err := s.Pool.QueryRow(ctx, `SELECT content FROM tool_outputs WHERE agent_id = $1 AND tool_call_id = $2`,
+		agentID, toolCallID).Scan(&content)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	return content, err
+}
+
 // ToolOutputs loads stored outputs of up to maxBytes each, by tool call ID.
 func (s *Store) ToolOutputs(ctx context.Context, agentID uuid.UUID, toolCallIDs []string, maxBytes int) (map[string]string, error) {
 	out := map[string]string{}

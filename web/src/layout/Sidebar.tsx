@@ -56,8 +56,8 @@ export function Sidebar() {
       </div>
       {wsId && <Conversations wsId={wsId} workspace={current} />}
       <div className="mt-auto flex items-center justify-between border-t border-slate-200 p-3 text-sm">
-        <span className="truncate" title={session?.user}>Signed in as <strong>{session?.user}</strong></span>
-        <Button variant="ghost" onClick={signOut}>Sign out</Button>
+        <span className="min-w-0 truncate" title={session?.user}>Signed in as <strong>{session?.user}</strong></span>
+        <Button variant="ghost" onClick={signOut} className="shrink-0 whitespace-nowrap">Sign out</Button>
       </div>
     </nav>
   )

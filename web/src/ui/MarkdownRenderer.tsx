@@ -1,6 +1,6 @@
 import ReactMarkdown from 'react-markdown'
 import remarkGfm from 'remark-gfm'
-import rehypeHighlight from 'rehype-highlight'
+import { rehypeCodeHighlight } from './highlight'
 import './markdown.css'
 
 // Links open in a new tab without handing the page to the target.
@@ -11,7 +11,7 @@ const components = {
 export default function MarkdownRenderer({ text, className = '' }: { text: string; className?: string }) {
   return (
     <div className={`markdown ${className}`}>
-      <ReactMarkdown remarkPlugins={[remarkGfm]} rehypePlugins={[[rehypeHighlight, { detect: false, ignoreMissing: true }]]} components={components}>
+      <ReactMarkdown remarkPlugins={[remarkGfm]} rehypePlugins={[rehypeCodeHighlight]} components={components}>
         {text}
       </ReactMarkdown>
     </div>

@@ -1,0 +1,35 @@
+import { useState } from 'react'
+import { useSWRConfig } from 'swr'
+import { api } from '../api/client'
+import { keys } from '../api/keys'
+import { Button } from '../ui/controls'
+
+/** Archives the conversation (it leaves the sidebar's list) or restores an archived one. */
+export function ArchiveButton({ agentId, wsId, archived, onChange, onError }: {
+  agentId: string
+  wsId: string
+  archived: boolean
+  onChange: (archived: boolean) => void
+  onError: (e: unknown) => void
+}) {
+  const { mutate } = useSWRConfig()
+  const [busy, setBusy] = useState(false)
+  async function toggle() {
+    setBusy(true)
+    try {
+      if (archived) await api(`/api/agents/${agentId}`, { method: 'PATCH', body: { archived: false } })
+      else await api(`/api/agents/${agentId}/archive`, { method: 'POST' })
+      onChange(!archived)
+      await Promise.all([mutate(keys.agents(wsId)), mutate(keys.agents(wsId, true))])
+    } catch (e) {
+      onError(e)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <Button variant="secondary" onClick={toggle} disabled={busy}>
+      {archived ? 'Restore chat' : 'Archive chat'}
+    </Button>
+  )
+}

@@ -1,0 +1,421 @@
+// The chat's state, folded from the agent's event stream (docs/events.md) and the page's own
+// actions (socket state, messages the user sent that the server has not stored yet). Pure: the
+// same events give the same state, whatever the order of reconnects, resyncs and duplicates.
+import type { StreamState } from '../api/stream'
+
+export interface Part {
+  type: string
+  text?: string
+  size?: number
+  id?: string
+  name?: string
+  arguments?: string
+  tool_call_id?: string
+  content?: string
+  is_error?: boolean
+  stored?: boolean
+  rejected?: boolean
+  file_id?: string
+  content_type?: string
+  from_seq?: number
+  through_seq?: number
+  turns?: number
+}
+
+export interface ChatMessage {
+  id: string
+  agent_id?: string
+  seq: number
+  role: 'user' | 'assistant' | 'tool' | 'summary' | string
+  content: string
+  status: string
+  model?: string
+  prompt_tokens?: number
+  completion_tokens?: number
+  parts: Part[] | null
+  tool_call_id?: string
+  created_at: string
+  user_id?: string
+}
+
+/** Text of a message still being generated. */
+export interface PartialReply {
+  message_id: string
+  text: string
+  reasoning: string
+  /** The beginning is missing (init could not rebuild it): shown with a leading "…". */
+  incomplete: boolean
+  thinking: boolean
+  ended: boolean
+}
+
+export type ToolStatus = 'awaiting_approval' | 'approved' | 'running' | 'done' | 'error' | 'rejected'
+
+export interface ToolState {
+  tool_call_id: string
+  tool: string
+  status: ToolStatus
+  arguments?: string
+  result?: string
+  error?: string
+  reason?: string
+  decided_by?: string
+}
+
+export interface PendingApproval {
+  tool_call_id: string
+  tool: string
+  arguments: string
+  mode: 'confirm_before_execution' | 'confirm_after_execution' | string
+  result?: { content?: string; is_error?: boolean; stored?: boolean; size?: number } | null
+  requested_by?: string
+}
+
+export type OutgoingState = 'sending' | 'queued' | 'sent' | 'failed'
+
+/** A message the user sent that has no `message` event yet. */
+export interface Outgoing {
+  client_message_id: string
+  content: string
+  attachments: { id: string; name: string; size: number; content_type?: string }[]
+  state: OutgoingState
+  error?: string
+}
+
+export interface AgentInfo {
+  id: string
+  title?: string
+  name?: string
+  model?: string
+  [k: string]: unknown
+}
+
+export interface ChatState {
+  initialized: boolean
+  agent: AgentInfo | null
+  messages: ChatMessage[] // by message seq, one per id
+  partials: PartialReply[] // in the order they started
+  tools: Record<string, ToolState>
+  approvals: PendingApproval[]
+  status: string
+  title: string
+  connection: StreamState
+  connectionDetail?: string
+  epoch: string | null
+  seq: number // last event seq applied in `epoch`
+  outgoing: Outgoing[]
+  error?: string
+  retryAttempt?: number
+}
+
+export const initialState: ChatState = {
+  initialized: false,
+  agent: null,
+  messages: [],
+  partials: [],
+  tools: {},
+  approvals: [],
+  status: 'idle',
+  title: '',
+  connection: 'connecting',
+  epoch: null,
+  seq: 0,
+  outgoing: [],
+}
+
+// Wire events: a loose shape, each handler reads what its type carries.
+export interface ServerEvent {
+  type: string
+  seq?: number
+  epoch?: string
+  [k: string]: unknown
+}
+
+export type LocalAction =
+  | { type: 'local/socket'; state: StreamState; detail?: string }
+  | { type: 'local/send'; outgoing: Omit<Outgoing, 'state'> & { state?: OutgoingState } }
+  | { type: 'local/sent'; client_message_id: string; queued: number }
+  | { type: 'local/send_failed'; client_message_id: string; error: string }
+  | { type: 'local/discard'; client_message_id: string }
+  | { type: 'local/resend'; client_message_id: string }
+  | { type: 'local/older'; messages: ChatMessage[] }
+  | { type: 'local/batch'; events: ServerEvent[] }
+  | { type: 'local/dismiss_error' }
+
+export type Action = ServerEvent | LocalAction
+
+export function chatReducer(state: ChatState, action: Action): ChatState {
+  switch (action.type) {
+    case 'local/batch': {
+      let s = state
+      for (const e of (action as { events: ServerEvent[] }).events) s = chatReducer(s, e)
+      return s
+    }
+    case 'local/socket': {
+      const a = action as Extract<LocalAction, { type: 'local/socket' }>
+      return { ...state, connection: a.state, connectionDetail: a.detail }
+    }
+    case 'local/send': {
+      const a = action as Extract<LocalAction, { type: 'local/send' }>
+      const id = a.outgoing.client_message_id
+      if (state.messages.some((m) => m.id === id) || state.outgoing.some((o) => o.client_message_id === id)) return state
+      return { ...state, outgoing: [...state.outgoing, { ...a.outgoing, state: a.outgoing.state ?? 'sending' }] }
+    }
+    case 'local/sent': {
+      const a = action as Extract<LocalAction, { type: 'local/sent' }>
+      return patchOutgoing(state, a.client_message_id, { state: a.queued > 0 ? 'queued' : 'sent', error: undefined })
+    }
+    case 'local/send_failed': {
+      const a = action as Extract<LocalAction, { type: 'local/send_failed' }>
+      return patchOutgoing(state, a.client_message_id, { state: 'failed', error: a.error })
+    }
+    case 'local/resend': {
+      const a = action as Extract<LocalAction, { type: 'local/resend' }>
+      return patchOutgoing(state, a.client_message_id, { state: 'sending', error: undefined })
+    }
+    case 'local/discard': {
+      const a = action as Extract<LocalAction, { type: 'local/discard' }>
+      return { ...state, outgoing: state.outgoing.filter((o) => o.client_message_id !== a.client_message_id) }
+    }
+    case 'local/older': {
+      // Earlier messages than init's window (GET /messages): only those before the first held.
+      const a = action as Extract<LocalAction, { type: 'local/older' }>
+      const first = state.messages.length ? state.messages[0].seq : Infinity
+      const held = new Set(state.messages.map((m) => m.id))
+      const older = sortMessages(dedupe(a.messages.filter((m) => m.seq < first && !held.has(m.id))))
+      return older.length ? { ...state, messages: [...older, ...state.messages] } : state
+    }
+    case 'local/dismiss_error':
+      return { ...state, error: undefined }
+    case 'init':
+      return applyInit(state, action as ServerEvent)
+    case 'ack':
+    case 'command_error':
+      return state
+  }
+  const e = action as ServerEvent
+  // Exactly-once: an event of the current epoch at or below the cursor was applied already.
+  if (typeof e.seq === 'number') {
+    if (e.epoch === state.epoch && e.seq <= state.seq) return state
+    state = { ...state, seq: e.seq, epoch: typeof e.epoch === 'string' ? e.epoch : state.epoch }
+  }
+  return applyEvent(state, e)
+}
+
+function patchOutgoing(state: ChatState, id: string, patch: Partial<Outgoing>): ChatState {
+  if (!state.outgoing.some((o) => o.client_message_id === id)) return state
+  return { ...state, outgoing: state.outgoing.map((o) => (o.client_message_id === id ? { ...o, ...patch } : o)) }
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : ''
+}
+
+function applyInit(state: ChatState, e: ServerEvent): ChatState {
+  const incoming = sortMessages(dedupe((e.messages as ChatMessage[] | undefined) ?? []))
+  // The snapshot holds the newest 500 messages: keep older ones the page already had (a
+  // transcript only grows), replace everything the snapshot covers.
+  const first = incoming.length ? incoming[0].seq : Infinity
+  const older = state.messages.filter((m) => m.seq < first && !incoming.some((n) => n.id === m.id))
+  const messages = older.length ? [...older, ...incoming] : incoming
+  const stored = new Set(messages.map((m) => m.id))
+  const partials: PartialReply[] = ((e.partial as { message_id: string; text?: string; reasoning?: string; incomplete?: boolean }[] | undefined) ?? [])
+    .filter((p) => !stored.has(p.message_id))
+    .map((p) => ({ message_id: p.message_id, text: p.text ?? '', reasoning: p.reasoning ?? '', incomplete: !!p.incomplete, thinking: false, ended: false }))
+  const approvals = dedupeApprovals((e.pending_approvals as PendingApproval[] | undefined) ?? [])
+  // Live tool states are rebuilt: stored tool results tell the rest (see toolView).
+  const tools: Record<string, ToolState> = {}
+  for (const a of approvals) tools[a.tool_call_id] = { tool_call_id: a.tool_call_id, tool: a.tool, status: 'awaiting_approval', arguments: a.arguments }
+  const agent = (e.agent as AgentInfo | undefined) ?? state.agent
+  return {
+    ...state,
+    initialized: true,
+    agent,
+    messages,
+    partials,
+    tools,
+    approvals,
+    status: str(e.status) || 'idle',
+    title: agent?.title ?? state.title,
+    epoch: typeof e.epoch === 'string' ? e.epoch : null,
+    seq: typeof e.seq === 'number' ? e.seq : 0,
+    outgoing: state.outgoing.filter((o) => !stored.has(o.client_message_id)),
+    retryAttempt: undefined,
+  }
+}
+
+function dedupe(ms: ChatMessage[]): ChatMessage[] {
+  const byId = new Map<string, ChatMessage>()
+  for (const m of ms) byId.set(m.id, m)
+  return [...byId.values()]
+}
+
+function dedupeApprovals(as: PendingApproval[]): PendingApproval[] {
+  const seen = new Set<string>()
+  return as.filter((a) => (seen.has(a.tool_call_id) ? false : (seen.add(a.tool_call_id), true)))
+}
+
+function sortMessages(ms: ChatMessage[]): ChatMessage[] {
+  return [...ms].sort((a, b) => a.seq - b.seq)
+}
+
+/** Inserts or replaces a message, keeping seq order (appends are the common case). */
+function upsertMessage(ms: ChatMessage[], m: ChatMessage): ChatMessage[] {
+  const i = ms.findIndex((x) => x.id === m.id)
+  if (i >= 0) {
+    const next = [...ms]
+    next[i] = m
+    return next[i - 1]?.seq > m.seq || next[i + 1]?.seq < m.seq ? sortMessages(next) : next
+  }
+  if (!ms.length || ms[ms.length - 1].seq < m.seq) return [...ms, m]
+  return sortMessages([...ms, m])
+}
+
+function updatePartial(state: ChatState, id: string, f: (p: PartialReply) => PartialReply): ChatState {
+  // A completed message is never streamed again: late deltas for it are dropped.
+  if (state.messages.some((m) => m.id === id && m.role !== 'user')) return state
+  const i = state.partials.findIndex((p) => p.message_id === id)
+  if (i < 0) {
+    const fresh: PartialReply = { message_id: id, text: '', reasoning: '', incomplete: false, thinking: false, ended: false }
+    return { ...state, partials: [...state.partials, f(fresh)] }
+  }
+  const partials = [...state.partials]
+  partials[i] = f(partials[i])
+  return { ...state, partials }
+}
+
+function setTool(state: ChatState, id: string, patch: Partial<ToolState> & { tool?: string }): ChatState {
+  const prev = state.tools[id]
+  const next: ToolState = { ...prev, ...patch, status: patch.status ?? prev?.status ?? 'running', tool_call_id: id, tool: patch.tool || prev?.tool || '' }
+  return { ...state, tools: { ...state.tools, [id]: next } }
+}
+
+function dropApproval(state: ChatState, id: string): ChatState {
+  if (!state.approvals.some((a) => a.tool_call_id === id)) return state
+  return { ...state, approvals: state.approvals.filter((a) => a.tool_call_id !== id) }
+}
+
+function applyEvent(state: ChatState, e: ServerEvent): ChatState {
+  const mid = str(e.message_id)
+  switch (e.type) {
+    case 'message': {
+      const m = e.message as ChatMessage | undefined
+      if (!m || !m.id) return state
+      return {
+        ...state,
+        messages: upsertMessage(state.messages, m),
+        partials: state.partials.some((p) => p.message_id === m.id) ? state.partials.filter((p) => p.message_id !== m.id) : state.partials,
+        outgoing: state.outgoing.some((o) => o.client_message_id === m.id) ? state.outgoing.filter((o) => o.client_message_id !== m.id) : state.outgoing,
+        retryAttempt: m.role === 'assistant' ? undefined : state.retryAttempt,
+      }
+    }
+    case 'status': {
+      const status = str(e.status) || state.status
+      // An idle conversation streams nothing: what was not stored is gone.
+      if (status !== 'idle') return { ...state, status }
+      return { ...state, status, partials: state.partials.length ? [] : state.partials, approvals: state.approvals.length ? [] : state.approvals, retryAttempt: undefined }
+    }
+    case 'stream':
+      return updatePartial(state, mid, (p) => ({ ...p, text: p.text + str(e.delta), thinking: false }))
+    case 'stream_end':
+      return updatePartial(state, mid, (p) => ({ ...p, ended: true, thinking: false }))
+    case 'thinking_start':
+      return updatePartial(state, mid, (p) => ({ ...p, thinking: true }))
+    case 'thinking':
+      return updatePartial(state, mid, (p) => ({ ...p, reasoning: p.reasoning + str(e.delta), thinking: true }))
+    case 'thinking_end':
+      return updatePartial(state, mid, (p) => ({ ...p, thinking: false }))
+    case 'retry':
+      return {
+        ...state,
+        partials: state.partials.filter((p) => p.message_id !== mid),
+        retryAttempt: typeof e.attempt === 'number' ? e.attempt : (state.retryAttempt ?? 1) + 1,
+      }
+    case 'approval_needed': {
+      const a: PendingApproval = {
+        tool_call_id: str(e.tool_call_id),
+        tool: str(e.tool),
+        arguments: str(e.arguments),
+        mode: str(e.mode),
+        result: (e.result as PendingApproval['result']) ?? null,
+        requested_by: str(e.requested_by) || undefined,
+      }
+      const approvals = state.approvals.some((x) => x.tool_call_id === a.tool_call_id)
+        ? state.approvals.map((x) => (x.tool_call_id === a.tool_call_id ? a : x))
+        : [...state.approvals, a]
+      return setTool({ ...state, approvals }, a.tool_call_id, { tool: a.tool, status: 'awaiting_approval', arguments: a.arguments })
+    }
+    case 'tool_update': {
+      const id = str(e.tool_call_id)
+      const status = e.status === 'done' ? 'done' : 'running'
+      const patch: Partial<ToolState> = { tool: str(e.tool), status }
+      if (typeof e.arguments === 'string') patch.arguments = e.arguments
+      if (typeof e.result === 'string') patch.result = e.result
+      return setTool(dropApproval(state, id), id, patch)
+    }
+    case 'tool_error': {
+      const id = str(e.tool_call_id)
+      return setTool(dropApproval(state, id), id, { tool: str(e.tool), status: 'error', error: str(e.error) })
+    }
+    case 'tool_approved': {
+      const id = str(e.tool_call_id)
+      const prev = state.tools[id]?.status
+      // Approving a call that already ran (confirm_after_execution) keeps it done.
+      const status: ToolStatus = prev === 'done' || prev === 'running' || prev === 'error' ? prev : 'approved'
+      return setTool(dropApproval(state, id), id, { tool: str(e.tool), status, decided_by: str(e.decided_by) || undefined })
+    }
+    case 'tool_rejected': {
+      const id = str(e.tool_call_id)
+      return setTool(dropApproval(state, id), id, { tool: str(e.tool), status: 'rejected', reason: str(e.reason), decided_by: str(e.decided_by) || undefined })
+    }
+    case 'title_update':
+      return { ...state, title: str(e.title), agent: state.agent ? { ...state.agent, title: str(e.title) } : state.agent }
+    case 'stopped':
+      // The partial text is stored as a `stopped` message (its own `message` event).
+      return { ...state, partials: [], retryAttempt: undefined }
+    case 'error':
+      return { ...state, error: str(e.error) || 'The turn failed.', partials: [], retryAttempt: undefined }
+    default:
+      return state
+  }
+}
+
+/** What a tool card shows: the stored result wins over live events (it is the final word). */
+export interface ToolView {
+  status: ToolStatus | 'unknown'
+  arguments?: string
+  result?: string
+  error?: string
+  stored?: boolean
+  size?: number
+  reason?: string
+  decided_by?: string
+}
+
+export function toolResultsByCall(messages: ChatMessage[]): Map<string, Part> {
+  const out = new Map<string, Part>()
+  for (const m of messages) {
+    if (m.role !== 'tool') continue
+    for (const p of m.parts ?? []) if (p.type === 'tool_result' && p.tool_call_id) out.set(p.tool_call_id, p)
+    if (m.tool_call_id && !out.has(m.tool_call_id)) out.set(m.tool_call_id, { type: 'tool_result', tool_call_id: m.tool_call_id, content: m.content })
+  }
+  return out
+}
+
+export function toolView(call: Part, results: Map<string, Part>, live: ToolState | undefined): ToolView {
+  const r = call.id ? results.get(call.id) : undefined
+  if (r) {
+    const rejected = r.rejected || live?.status === 'rejected'
+    return {
+      status: rejected ? 'rejected' : r.is_error ? 'error' : 'done',
+      arguments: call.arguments,
+      result: r.content,
+      stored: r.stored,
+      size: r.size,
+      reason: live?.reason,
+      decided_by: live?.decided_by,
+    }
+  }
+  if (live) return { ...live, arguments: live.arguments ?? call.arguments }
+  return { status: 'unknown', arguments: call.arguments }
+}
