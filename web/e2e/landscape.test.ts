@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import {
   apiUser, axeCheck, closeTab, describeViolations, launchBrowser, mermaidInlineStyle, openTab, recordResult, screenshot,
-  signInWithToken, type AxeReport,
+  signInWithToken, waitForAttribute, type AxeReport,
 } from './lib'
 
 let browser: Browser
@@ -156,7 +156,7 @@ describe('landscape', () => {
       const level = [...api.summary.levels].reverse().find((l) => l.objects > 0)!.level // the worst level with objects
       const levelButton = page.getByRole('button', { name: `${level} (show objects of level ${level})` })
       await levelButton.click()
-      await expect(levelButton.getAttribute('aria-pressed')).resolves.toBe('true')
+      await waitForAttribute(levelButton, 'aria-pressed', 'true')
       await page.waitForURL(new RegExp(`[?&]level=${level}\\b`))
       const objects = page.getByRole('table', { name: 'Custom objects and their Clean Core level' })
       const levelCells = objects.locator('tbody tr td:nth-of-type(2)') // Object is a row header: Package, then Level
@@ -184,7 +184,7 @@ describe('landscape', () => {
       await expect(reasonRows.first().locator('td').nth(5).innerText()).resolves.not.toBe('') // why
       axe.clean_core_object = summary(await expectAccessible(page, 'clean core object'))
       await page.getByRole('link', { name: '← Back to Clean Core' }).click()
-      await expect(page.getByRole('button', { name: `${level} (show objects of level ${level})` }).getAttribute('aria-pressed')).resolves.toBe('true')
+      await waitForAttribute(page.getByRole('button', { name: `${level} (show objects of level ${level})` }), 'aria-pressed', 'true')
 
       // Inventory: a search by part of the object's name finds it.
       await sections.getByRole('link', { name: 'Inventory' }).click()
@@ -194,10 +194,14 @@ describe('landscape', () => {
       await form.getByLabel('Object name contains').fill(part)
       await form.getByRole('button', { name: 'Search' }).click()
       await page.waitForURL(new RegExp(`[?&]q=${encodeURIComponent(part)}`))
+      // The table follows the search: every name contains the part, the object among them.
+      await page.waitForFunction(([part, name]) => {
+        const t = [...document.querySelectorAll('table')].find((x) => /^Objects \(\d+\+? shown\)$/.test(x.caption?.textContent ?? ''))
+        const names = t ? [...t.querySelectorAll('tbody th[scope="row"]')].map((c) => c.textContent ?? '') : []
+        return names.includes(name) && names.every((n) => n.toLowerCase().includes(part))
+      }, [part, objName] as const)
       const found = page.getByRole('table', { name: /^Objects \(\d+\+? shown\)$/ })
       await found.getByRole('rowheader', { name: objName, exact: true }).waitFor()
-      const names = await found.getByRole('rowheader').allInnerTexts()
-      for (const n of names) expect(n.toLowerCase()).toContain(part)
       axe.inventory = summary(await expectAccessible(page, 'inventory tab'))
 
       // Docs: an ER diagram drawn as an image. mermaid's measuring <style> is blocked by the CSP
@@ -205,12 +209,17 @@ describe('landscape', () => {
       tab.allowCSP.push(mermaidInlineStyle)
       await sections.getByRole('link', { name: 'Docs' }).click()
       await page.getByLabel('Kind').selectOption('er_diagram')
+      await page.waitForURL(/[?&]kind=er_diagram\b/)
       const docs = page.getByRole('navigation', { name: 'Generated docs' })
-      await expect(docs.getByRole('link').first().innerText()).resolves.toMatch(/^ER diagram: package /)
+      // The list follows the filter: ER diagrams only.
+      await page.waitForFunction(() => {
+        const links = [...document.querySelectorAll('nav[aria-label="Generated docs"] a')]
+        return links.length > 0 && links.every((a) => a.textContent?.startsWith('ER diagram: package '))
+      })
       // ZSD_PRICING (the simulator's built-in landscape): a table used with three others.
       const doc = docs.getByRole('link', { name: /^ER diagram: package ZSD_PRICING\b/ })
       await doc.click()
-      await expect(doc.getAttribute('aria-current')).resolves.toBe('page')
+      await waitForAttribute(doc, 'aria-current', 'page')
       await page.getByRole('heading', { level: 3, name: 'ER diagram: package ZSD_PRICING' }).waitFor()
       const diagram = page.getByRole('img', { name: /^Entity-relationship diagram of / })
       await diagram.waitFor({ timeout: 30_000 }) // mermaid is loaded on first use

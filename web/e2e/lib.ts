@@ -219,6 +219,14 @@ export async function fieldError(field: Locator, timeout = 10_000): Promise<stri
   return ((await message.textContent()) ?? '').trim()
 }
 
+/**
+ * Waits until the element has the attribute with this value: after a click the page re-renders
+ * a moment later, so reading the attribute at once may still see the old state.
+ */
+export async function waitForAttribute(target: Locator, name: string, value: string, timeout = 10_000) {
+  await target.and(target.page().locator(`[${name}="${value.replace(/["\\]/g, '\\$&')}"]`)).waitFor({ timeout })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Keyboard
 

@@ -187,7 +187,7 @@ describe('workspace settings', () => {
       await login.getByLabel(`SAP password for ${name}`).fill(password)
       await login.getByRole('button', { name: `Save login for ${name}` }).click()
       await login.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
-      await expect(login.innerText()).resolves.toMatch(/Stored: SAP user DEVELOPER, updated/)
+      await login.getByText(/^Stored: SAP user DEVELOPER, updated /).waitFor()
       await expect(login.getByLabel(`SAP password for ${name}`).inputValue()).resolves.toBe('')
       expect(await pageShows(page, password), 'the SAP password is shown in the page').toBe(false)
       const loginsAxe = await expectAccessible(page, 'my SAP logins tab')
