@@ -92,6 +92,12 @@ describe('workspace settings', () => {
       const connectionsAxe = await expectAccessible(page, 'connections tab')
       await page.mouse.move(0, 0) // no hover highlight in the screenshot
       await screenshot(page, 'settings-connections')
+      // A dialog closes on a click outside it (the backdrop is the page's own, not Radix's Overlay).
+      await conn.getByRole('button', { name: 'Edit ERP Production' }).click()
+      const edit = page.getByRole('dialog', { name: 'Edit connection ERP Production' })
+      await expect(edit.getByLabel('Connection name').inputValue()).resolves.toBe('ERP Production')
+      await page.mouse.click(5, 5)
+      await edit.waitFor({ state: 'detached' })
       recordResult('accessibility', { settings_wizard: summary(wizardAxe), settings_connections: summary(connectionsAxe) })
     } finally {
       await closeTab(tab)
