@@ -230,10 +230,18 @@ export async function startProvider({ port = 0, clientId = 'sapagent-web', appOr
       send(res, 400, { error: 'invalid_request', error_description: String(e.message || e) })
     }
   })
-  await new Promise((resolve, reject) => {
+  // A fixed port when it is free keeps the sign-in screenshot (which names the provider's
+  // host) the same from run to run; any free port otherwise.
+  const listen = (p) => new Promise((resolve, reject) => {
     server.once('error', reject)
-    server.listen(port, '127.0.0.1', resolve)
+    server.listen(p, '127.0.0.1', () => { server.off('error', reject); resolve() })
   })
+  try {
+    await listen(port)
+  } catch (e) {
+    if (e.code !== 'EADDRINUSE' || port === 0) throw e
+    await listen(0)
+  }
   issuer = `http://127.0.0.1:${server.address().port}`
   return {
     url: issuer,
