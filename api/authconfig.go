@@ -16,19 +16,21 @@ type OIDCConfig struct {
 }
 
 // authConfig tells the web page how to sign in (public: the page asks before it has a token):
-// "dev" when the development sign-in route exists, "oidc" with the client's settings when an
-// issuer is configured, else "none" (the page says sign-in is not configured).
+// "oidc" with the client's settings when an issuer is configured (dev_sign_in says whether the
+// development sign-in route exists too: a development server with OIDC), else "dev" when only
+// the development route exists, else "none" (the page says sign-in is not configured).
 func (s *Server) authConfig(c *gin.Context) {
 	c.Header("Cache-Control", "no-cache")
 	switch {
-	case s.DevTokens != nil:
-		c.JSON(http.StatusOK, gin.H{"mode": "dev"})
 	case s.OIDC != nil && s.OIDC.Issuer != "":
-		body := gin.H{"mode": "oidc", "issuer": s.OIDC.Issuer, "client_id": s.OIDC.ClientID, "scopes": s.OIDC.Scopes}
+		body := gin.H{"mode": "oidc", "issuer": s.OIDC.Issuer, "client_id": s.OIDC.ClientID, "scopes": s.OIDC.Scopes,
+			"dev_sign_in": s.DevTokens != nil}
 		if s.OIDC.Audience != "" {
 			body["audience"] = s.OIDC.Audience
 		}
 		c.JSON(http.StatusOK, body)
+	case s.DevTokens != nil:
+		c.JSON(http.StatusOK, gin.H{"mode": "dev"})
 	default:
 		c.JSON(http.StatusOK, gin.H{"mode": "none"})
 	}

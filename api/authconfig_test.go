@@ -31,19 +31,25 @@ func getJSON(t *testing.T, h http.Handler, path, token string) (int, map[string]
 	return rec.Code, body
 }
 
-// The page learns how to sign in without a token: development sign-in when its route exists,
-// else OIDC when configured, else none.
+// The page learns how to sign in without a token: OIDC when configured (saying whether the
+// development sign-in exists too), else development sign-in when its route exists, else none.
 func TestAuthConfigModes(t *testing.T) {
-	dev := &Server{DevTokens: func(string) (string, time.Time, error) { return "", time.Time{}, nil },
-		OIDC: &OIDCConfig{Issuer: "https://login.example.com", ClientID: "web", Scopes: "openid"}}
+	devTokens := func(string) (string, time.Time, error) { return "", time.Time{}, nil }
+	dev := &Server{DevTokens: devTokens}
 	code, body := getJSON(t, dev.Router(), "/api/auth/config", "")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, map[string]any{"mode": "dev"}, body)
 
+	// A development server with OIDC configured: OIDC wins, the development route stays.
+	devOIDC := &Server{DevTokens: devTokens, OIDC: &OIDCConfig{Issuer: "http://127.0.0.1:9000", ClientID: "web", Scopes: "openid"}}
+	_, body = getJSON(t, devOIDC.Router(), "/api/auth/config", "")
+	assert.Equal(t, map[string]any{"mode": "oidc", "issuer": "http://127.0.0.1:9000", "client_id": "web", "scopes": "openid",
+		"dev_sign_in": true}, body)
+
 	prod := &Server{OIDC: &OIDCConfig{Issuer: "https://login.example.com", ClientID: "web", Scopes: "openid profile email", Audience: "https://api.example.com"}}
 	_, body = getJSON(t, prod.Router(), "/api/auth/config", "")
 	assert.Equal(t, map[string]any{"mode": "oidc", "issuer": "https://login.example.com", "client_id": "web",
-		"scopes": "openid profile email", "audience": "https://api.example.com"}, body)
+		"scopes": "openid profile email", "audience": "https://api.example.com", "dev_sign_in": false}, body)
 
 	prod.OIDC.Audience = ""
 	_, body = getJSON(t, prod.Router(), "/api/auth/config", "")

@@ -54,10 +54,11 @@ var routeDocs = []routeDoc{
 		Body:     obj([]string{"user"}, map[string]any{"user": map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$"}}),
 		Response: props(map[string]any{"token": strType, "user": strType, "expires_at": map[string]any{"type": "string", "format": "date-time"}}), Errors: []int{404}},
 
-	{Method: "GET", Path: "/api/auth/config", Summary: "How the web page signs in: mode dev (POST /api/dev/token), oidc (authorization code with PKCE against issuer, as public client client_id) or none (not configured)", Status: 200, Public: true,
+	{Method: "GET", Path: "/api/auth/config", Summary: "How the web page signs in: mode oidc (authorization code with PKCE against issuer, as public client client_id; wins when configured, dev_sign_in says whether POST /api/dev/token exists too), dev (POST /api/dev/token only) or none (not configured)", Status: 200, Public: true,
 		Response: map[string]any{"type": "object", "required": []string{"mode"}, "additionalProperties": false, "properties": map[string]any{
 			"mode": map[string]any{"enum": []string{"dev", "oidc", "none"}}, "issuer": strType, "client_id": strType, "scopes": strType,
-			"audience": map[string]any{"type": "string", "description": "only when OIDC_AUDIENCE is set: the authorize request's audience parameter"}}}},
+			"audience":    map[string]any{"type": "string", "description": "only when OIDC_AUDIENCE is set: the authorize request's audience parameter"},
+			"dev_sign_in": map[string]any{"type": "boolean", "description": "mode oidc only: the development sign-in (POST /api/dev/token) exists too"}}}},
 	{Method: "GET", Path: "/api/models", Summary: "Models an agent may use (PATCH /api/agents/{id} model), the default (PRIMARY_MODEL) first", Status: 200,
 		Response: props(map[string]any{"data": arrayOf(props(map[string]any{"id": map[string]any{"type": "string", "description": "provider:model"},
 			"provider": strType, "model": strType, "default": boolean, "context_tokens": integer}))})},

@@ -4,7 +4,9 @@
 //  2. builds the page when it is stale (`make web`) and the dev binary, which embeds web/dist,
 //  3. starts a private dev stack: a free port, a fresh Postgres database and Redis prefix, the
 //     offline model scripted by e2e/rules.json, no Temporal ports,
-//  4. runs the tests (Vitest, e2e/vitest.config.ts) with the stack's URL in E2E_BASE_URL,
+//     and a fake OpenID Connect provider (e2e/oidc-provider.mjs) as its identity provider,
+//  4. runs the tests (Vitest, e2e/vitest.config.ts) with the stack's URL in E2E_BASE_URL and the
+//     provider's in E2E_OIDC_URL,
 //  5. stops the stack and drops its database, also when the tests fail or are interrupted.
 // Arguments go to Vitest (`npm run e2e -- signin` runs e2e/signin.test.ts only).
 // Env: CHROMIUM (a browser other than /usr/bin/chromium), E2E_NO_BUILD=1 (use web/dist and the
@@ -18,6 +20,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startProvider } from './oidc-provider.mjs'
 
 const e2eDir = path.dirname(fileURLToPath(import.meta.url))
 const webDir = path.dirname(e2eDir)
@@ -102,6 +105,7 @@ function psql(sql) {
 }
 
 let stack = null
+let provider = null
 let tests = null
 let cleaning = null
 /** Stops the stack and removes its data; every caller waits for the one clean-up. */
@@ -115,6 +119,7 @@ async function stopAndRemove() {
     for (let i = 0; i < 100 && stack.exitCode === null; i++) await sleep(100)
     if (stack.exitCode === null) stack.kill('SIGKILL')
   }
+  await provider?.close()
   const r = psql(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
   if (r.status !== 0) console.error(`e2e: could not drop database ${database}: ${r.stderr || r.error}`)
   if (has('redis-cli')) {
@@ -136,11 +141,22 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 }
 
 if (!has('psql')) fail('psql is not installed: the browser tests need it to create and drop their database')
+// The identity provider comes first: the stack fetches its JWKS at start. Its access tokens name
+// the audience the API checks (dev tokens carry it too), so the stack accepts both kinds.
+const oidcAudience = 'sapagent-api'
+provider = await startProvider({ port: Number(process.env.E2E_OIDC_PORT ?? 18990), clientId: 'sapagent-web', appOrigin: baseURL, audience: oidcAudience })
+log(`fake OpenID provider on ${provider.url}`)
+
 const created = psql(`CREATE DATABASE "${database}"`)
 if (created.status !== 0) fail(`could not create database ${database} on ${pg.host}:${pg.port}: ${created.stderr || created.error}`)
 
 const env = {
   ...process.env,
+  OIDC_ISSUER: provider.url,
+  OIDC_CLIENT_ID: provider.clientId,
+  OIDC_AUDIENCE: oidcAudience,
+  AUTH_JWKS_URL: `${provider.url}/jwks`,
+  AUTH_AUDIENCE: oidcAudience,
   ENVIRONMENT: 'development',
   HTTP_ADDR: `127.0.0.1:${port}`,
   ALLOWED_ORIGINS: baseURL,
@@ -201,7 +217,7 @@ try {
   tests = spawn(vitest, ['run', '--config', path.join(e2eDir, 'vitest.config.ts'), ...process.argv.slice(2)], {
     cwd: webDir,
     stdio: 'inherit',
-    env: { ...process.env, E2E_BASE_URL: baseURL, CHROMIUM: chromiumPath, E2E_RESULTS: resultsDir },
+    env: { ...process.env, E2E_BASE_URL: baseURL, E2E_OIDC_URL: provider.url, CHROMIUM: chromiumPath, E2E_RESULTS: resultsDir },
   })
   exitCode = await new Promise((resolve) => tests.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
   if (exitCode !== 0) console.error(`e2e: the browser tests failed; the dev stack's log is ${stackLogPath}`)

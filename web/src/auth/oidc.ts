@@ -1,7 +1,7 @@
 // OpenID Connect sign-in for production: authorization code flow with PKCE (S256) as a public
 // client (no secret). The verifier, state and nonce wait in sessionStorage for the callback
 // (/auth/callback); the code is exchanged with a POST, so tokens never appear in a URL.
-import { createElement, useState } from 'react'
+import { createElement, useState, type ReactNode } from 'react'
 import { jwtClaims, loadSession, onSessionChange, saveSession, type Session } from './token'
 import { Button, ErrorBanner } from '../ui/controls'
 
@@ -11,6 +11,8 @@ export interface AuthConfig {
   client_id?: string
   scopes?: string
   audience?: string
+  /** mode oidc on a development server: the development sign-in exists too. */
+  dev_sign_in?: boolean
 }
 
 /** The provider metadata the page uses (from <issuer>/.well-known/openid-configuration). */
@@ -256,8 +258,11 @@ export function signOut(): void {
 
 // ---- the sign-in page ----
 
-/** The production sign-in: one button that goes to the identity provider. */
-export function OidcSignIn({ config }: { config: AuthConfig }) {
+/**
+ * The production sign-in: one button that goes to the identity provider. A development server
+ * with OIDC passes the development form as children, shown below the button.
+ */
+export function OidcSignIn({ config, children }: { config: AuthConfig; children?: ReactNode }) {
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const h = createElement
@@ -276,11 +281,14 @@ export function OidcSignIn({ config }: { config: AuthConfig }) {
       setBusy(false)
     })
   }
-  return h('main', { className: 'flex min-h-full items-center justify-center p-6' },
+  // The button's name does not contain "Sign in": the development form's button is "Sign in",
+  // and a page with both must let each be found by its name.
+  return h('main', { className: 'flex min-h-full flex-col items-center justify-center gap-4 p-6' },
     h('section', { className: 'w-full max-w-sm space-y-4 rounded-lg border border-slate-200 bg-white p-6 shadow-sm', 'aria-labelledby': 'signin-title' },
       h('h1', { id: 'signin-title', className: 'text-xl font-semibold' }, 'Sign in to sapagent'),
       h('p', { className: 'text-sm text-slate-600' }, `You sign in with your organisation's identity provider (${host}).`),
       error && h(ErrorBanner, { error }),
       h(Button, { type: 'button', onClick: go, disabled: busy, className: 'w-full' },
-        busy ? 'Redirecting…' : 'Sign in with your identity provider')))
+        busy ? 'Redirecting…' : 'Continue with your identity provider')),
+    children)
 }

@@ -27,67 +27,64 @@ export function Home() {
 }
 
 function CreateOrg({ first }: { first: boolean }) {
-  const [name, setName] = useState('')
-  const [error, setError] = useState<ApiError | null>(null)
   const { mutate } = useSWRConfig()
   const navigate = useNavigate()
-  async function submit(e: FormEvent) {
-    e.preventDefault()
-    setError(null)
-    try {
-      const o = await api<Org>('/api/orgs', { method: 'POST', body: { name: name.trim() } })
-      localStorage.setItem('sapagent.org', o.id)
-      await mutate(keys.orgs)
-      navigate(`/?org=${o.id}&new=workspace`)
-    } catch (err) {
-      setError(err as ApiError)
-    }
-  }
   return (
-    <main className="flex-1 overflow-y-auto">
-      <PageHeader title={first ? 'Welcome to sapagent' : 'New organization'} />
-      <div className="max-w-lg p-6">
-        <Card>
-          <form onSubmit={submit} className="space-y-4">
-            {first && <p className="text-sm text-slate-700">Start with an organization: it holds your team's workspaces and members.</p>}
-            <TextField label="Organization name" name="name" value={name} onChange={setName} autoFocus required
-              error={error && /name/.test(error.code) ? error.message : undefined} />
-            {error && !/name/.test(error.code) && <ErrorBanner error={error} />}
-            <Button type="submit" disabled={!name.trim()}>Create organization</Button>
-          </form>
-        </Card>
-      </div>
-    </main>
+    <CreateNamed title={first ? 'Welcome to sapagent' : 'New organization'} label="Organization name" button="Create organization"
+      intro={first ? "Start with an organization: it holds your team's workspaces and members." : undefined}
+      create={async (name) => {
+        const o = await api<Org>('/api/orgs', { method: 'POST', body: { name } })
+        localStorage.setItem('sapagent.org', o.id)
+        await mutate(keys.orgs)
+        navigate(`/?org=${o.id}&new=workspace`)
+      }} />
   )
 }
 
 function CreateWorkspace({ org }: { org: Org }) {
-  const [name, setName] = useState('')
-  const [error, setError] = useState<ApiError | null>(null)
   const { mutate } = useSWRConfig()
   const navigate = useNavigate()
+  return (
+    <CreateNamed title={`New workspace in ${org.name}`} label="Workspace name" button="Create workspace"
+      intro="A workspace groups SAP connections, conversations and the people who work on them."
+      create={async (name) => {
+        const w = await api<Workspace>('/api/workspaces', { method: 'POST', body: { org_id: org.id, name } })
+        await mutate(keys.workspaces(org.id))
+        navigate(`/w/${w.id}/settings/connections`)
+      }} />
+  )
+}
+
+/** A page with one form that creates something by name; the API's name errors show under the field. */
+function CreateNamed({ title, intro, label, button, create }: {
+  title: string
+  intro?: string
+  label: string
+  button: string
+  create: (name: string) => Promise<void>
+}) {
+  const [name, setName] = useState('')
+  const [error, setError] = useState<ApiError | null>(null)
   async function submit(e: FormEvent) {
     e.preventDefault()
     setError(null)
     try {
-      const w = await api<Workspace>('/api/workspaces', { method: 'POST', body: { org_id: org.id, name: name.trim() } })
-      await mutate(keys.workspaces(org.id))
-      navigate(`/w/${w.id}/settings/connections`)
+      await create(name.trim())
     } catch (err) {
       setError(err as ApiError)
     }
   }
+  const nameError = error && /name/.test(error.code) ? error.message : undefined
   return (
     <main className="flex-1 overflow-y-auto">
-      <PageHeader title={`New workspace in ${org.name}`} />
+      <PageHeader title={title} />
       <div className="max-w-lg p-6">
         <Card>
           <form onSubmit={submit} className="space-y-4">
-            <p className="text-sm text-slate-700">A workspace groups SAP connections, conversations and the people who work on them.</p>
-            <TextField label="Workspace name" name="name" value={name} onChange={setName} autoFocus required
-              error={error && /name/.test(error.code) ? error.message : undefined} />
-            {error && !/name/.test(error.code) && <ErrorBanner error={error} />}
-            <Button type="submit" disabled={!name.trim()}>Create workspace</Button>
+            {intro && <p className="text-sm text-slate-700">{intro}</p>}
+            <TextField label={label} name="name" value={name} onChange={setName} autoFocus required error={nameError} />
+            {error && !nameError && <ErrorBanner error={error} />}
+            <Button type="submit" disabled={!name.trim()}>{button}</Button>
           </form>
         </Card>
       </div>

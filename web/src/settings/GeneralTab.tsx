@@ -1,14 +1,14 @@
 // General: the workspace's name, who may decide tool calls, and deleting the workspace.
-import { useCallback, useState, type FormEvent } from 'react'
+import { useCallback, useState } from 'react'
 import { useNavigate } from 'react-router'
 import { useSWRConfig } from 'swr'
 import { api } from '../api/client'
 import { keys } from '../api/keys'
 import type { Workspace } from '../api/types'
-import { Button, Card, ErrorBanner, TextField } from '../ui/controls'
+import { Button, Card, ErrorBanner } from '../ui/controls'
 import type { DeletionStarted } from './deletion'
-import { nameFields, splitError } from './fieldErrors'
-import { ConfirmDialog, DeletionProgress, SaveState, SwitchField } from './parts'
+import { ConfirmDialog, DeletionProgress, SwitchField } from './parts'
+import { RenameCard } from './RenameCard'
 
 export function GeneralTab({ workspace }: { workspace: Workspace }) {
   const isAdmin = workspace.role === 'admin'
@@ -23,40 +23,12 @@ export function GeneralTab({ workspace }: { workspace: Workspace }) {
 
 function RenameWorkspace({ workspace, disabled }: { workspace: Workspace; disabled: boolean }) {
   const { mutate } = useSWRConfig()
-  const [name, setName] = useState(workspace.name)
-  const [saving, setSaving] = useState(false)
-  const [saved, setSaved] = useState(false)
-  const [error, setError] = useState<unknown>(null)
-  async function submit(e: FormEvent) {
-    e.preventDefault()
-    setSaving(true)
-    setSaved(false)
-    setError(null)
-    try {
+  return (
+    <RenameCard title="Workspace" label="Workspace name" current={workspace.name} disabled={disabled} save={async (name) => {
       const w = await api<Workspace>(keys.workspace(workspace.id), { method: 'PATCH', body: { name } })
       await mutate(keys.workspace(workspace.id), w, { revalidate: false })
       await mutate(keys.workspaces(workspace.org_id))
-      setSaved(true)
-    } catch (err) {
-      setError(err)
-    } finally {
-      setSaving(false)
-    }
-  }
-  const errs = splitError(error, nameFields)
-  return (
-    <Card title="Workspace">
-      <form onSubmit={submit} className="space-y-3">
-        <TextField label="Workspace name" name="name" value={name} onChange={setName} disabled={disabled} required error={errs.field.name} />
-        <ErrorBanner error={errs.banner} />
-        {!disabled && (
-          <div className="flex items-center gap-3">
-            <Button type="submit" disabled={saving || name.trim() === workspace.name}>Save name</Button>
-            <SaveState saving={saving} saved={saved} />
-          </div>
-        )}
-      </form>
-    </Card>
+    }} />
   )
 }
 

@@ -1,15 +1,15 @@
 // Organization settings (/orgs/:orgId/settings): rename, members with roles, delete.
-import { useCallback, useState, type FormEvent } from 'react'
+import { useCallback, useState } from 'react'
 import { useNavigate, useParams } from 'react-router'
 import useSWR, { useSWRConfig } from 'swr'
 import { api } from '../api/client'
 import { keys } from '../api/keys'
 import type { Org } from '../api/types'
-import { Button, Card, ErrorBanner, PageHeader, Spinner, TextField } from '../ui/controls'
+import { Button, Card, ErrorBanner, PageHeader, Spinner } from '../ui/controls'
 import type { DeletionStarted } from './deletion'
-import { nameFields, splitError } from './fieldErrors'
+import { RenameCard } from './RenameCard'
 import { MembersEditor } from './MembersEditor'
-import { ConfirmDialog, DeletionProgress, SaveState } from './parts'
+import { ConfirmDialog, DeletionProgress } from './parts'
 import { settingsKeys } from './settingsApi'
 
 const ROLES = [{ value: 'member', label: 'Member' }, { value: 'admin', label: 'Admin' }, { value: 'owner', label: 'Owner' }]
@@ -45,40 +45,12 @@ export default function OrgSettingsPage() {
 
 function RenameOrg({ org, disabled }: { org: Org; disabled: boolean }) {
   const { mutate } = useSWRConfig()
-  const [name, setName] = useState(org.name)
-  const [saving, setSaving] = useState(false)
-  const [saved, setSaved] = useState(false)
-  const [error, setError] = useState<unknown>(null)
-  async function submit(e: FormEvent) {
-    e.preventDefault()
-    setSaving(true)
-    setSaved(false)
-    setError(null)
-    try {
+  return (
+    <RenameCard title="Organization" label="Organization name" current={org.name} disabled={disabled} save={async (name) => {
       const o = await api<Org>(settingsKeys.org(org.id), { method: 'PATCH', body: { name } })
       await mutate(settingsKeys.org(org.id), o, { revalidate: false })
       await mutate(keys.orgs)
-      setSaved(true)
-    } catch (err) {
-      setError(err)
-    } finally {
-      setSaving(false)
-    }
-  }
-  const errs = splitError(error, nameFields)
-  return (
-    <Card title="Organization">
-      <form onSubmit={submit} className="space-y-3">
-        <TextField label="Organization name" name="name" value={name} onChange={setName} disabled={disabled} required error={errs.field.name} />
-        <ErrorBanner error={errs.banner} />
-        {!disabled && (
-          <div className="flex items-center gap-3">
-            <Button type="submit" disabled={saving || name.trim() === org.name}>Save name</Button>
-            <SaveState saving={saving} saved={saved} />
-          </div>
-        )}
-      </form>
-    </Card>
+    }} />
   )
 }
 
