@@ -87,7 +87,7 @@ describe('OpenID Connect sign-in', () => {
       await page.getByRole('button', { name: 'Continue' }).click()
       await page.getByRole('heading', { name: 'Welcome to sapagent' }).waitFor()
       const sidebar = page.getByRole('navigation', { name: 'Sidebar' })
-      await expect(sidebar.getByText(`Signed in as ${user}`).isVisible()).resolves.toBe(true)
+      await sidebar.getByText(`Signed in as ${user}`).waitFor()
 
       // The callback got the code and state, and they left the address bar; no token ever was in a URL.
       expect(navigations.some((u) => u.startsWith(`${baseURL}/auth/callback?code=`))).toBe(true)

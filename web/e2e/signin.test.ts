@@ -14,7 +14,7 @@ describe('sign-in and onboarding', () => {
     const { page } = tab
     try {
       await page.goto('/')
-      await expect(page.getByRole('heading', { name: 'Sign in to sapagent' }).isVisible()).resolves.toBe(true)
+      await page.getByRole('heading', { name: 'Sign in to sapagent' }).waitFor()
       await expect(page.getByRole('button', { name: 'Sign in' }).isDisabled()).resolves.toBe(true)
       const signInAxe = await axeCheck(page)
       expect(signInAxe.serious, describeViolations(signInAxe.serious)).toEqual([])
