@@ -43,14 +43,14 @@ describe('sidebar', () => {
       await page.getByRole('button', { name: 'Restore chat' }).waitFor()
       await expect.poll(() => chats.getByRole('link', { name: /quarterly close/i }).count()).toBe(0)
       await composer.fill('more')
-      await expect(page.getByRole('button', { name: 'Send' }).isDisabled()).resolves.toBe(true) // archived: read-only
+      await expect.poll(() => page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true) // archived: read-only
       await sidebar.getByRole('button', { name: 'Show archived' }).click()
       await sidebar.getByRole('list', { name: 'Archived chats' }).getByRole('link', { name: /quarterly close/i }).waitFor()
       await sidebar.getByRole('button', { name: 'Show chats' }).click()
       await page.getByRole('button', { name: 'Restore chat' }).click()
       await page.getByRole('button', { name: 'Archive chat' }).waitFor()
       await chats.getByRole('link', { name: /quarterly close/i }).waitFor()
-      await expect(page.getByRole('button', { name: 'Send' }).isEnabled()).resolves.toBe(true)
+      await expect.poll(() => page.getByRole('button', { name: 'Send' }).isEnabled()).toBe(true)
     } finally {
       await closeTab(tab)
     }
