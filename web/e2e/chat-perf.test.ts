@@ -171,9 +171,17 @@ describe('chat performance', () => {
         load.click(),
       ])
       await expect.poll(() => load.count()).toBe(0)
+      await page.waitForTimeout(300) // the list keeps the reader's place first (one frame)
       await conversation(page).focus()
-      await page.keyboard.press('Home')
       const first = conversation(page).getByRole('article', { name: 'You', exact: true }).filter({ hasText: /^Question 1: / })
+      // Home scrolls the focused log to the top; rows measured on the way may move it, so a
+      // reader might press it again (counted).
+      let homePresses = 0
+      while (homePresses < 5 && !(await first.isVisible())) {
+        await page.keyboard.press('Home')
+        homePresses++
+        await page.waitForTimeout(200)
+      }
       await first.waitFor()
       const olderTasks = await longTasks(page)
       const rowsAfterAll = await conversation(page).getByRole('article').count()
@@ -187,7 +195,7 @@ describe('chat performance', () => {
           rendered_rows_at_top: rowsAtTop,
           rendered_rows_with_1000_loaded: rowsAfterAll,
           wheel_scroll_to_top: { steps, ms: scrollMs, long_tasks: summary(wheelTasks) },
-          load_older_and_home_key: { request: new URL(older.url()).pathname + new URL(older.url()).search, long_tasks: summary(olderTasks) },
+          load_older_and_home_key: { request: new URL(older.url()).pathname + new URL(older.url()).search, home_presses: homePresses, long_tasks: summary(olderTasks) },
           machine: machine(),
         },
         chat_route_js: {

@@ -152,6 +152,8 @@ describe('chat', () => {
       const stored = await messages(u, agentId)
       expect(stored.filter((m) => m.role === 'assistant').map((m) => m.content)[0]).toBe(MEDIUM_REPLY)
       await waitForStatus(page, 'Idle')
+      // The sidebar's working dot goes with the turn, without a reload either.
+      await expect.poll(() => chats.locator('[aria-label="working"]').count()).toBe(0)
     } finally {
       await closeTab(tab)
     }
@@ -174,6 +176,8 @@ describe('chat', () => {
       await first.getByRole('button', { name: 'Reject' }).waitFor()
       await expect(first.textContent()).resolves.toContain('ship the pallets')
       await waitForStatus(page, 'Waiting for approval')
+      const chats = page.getByRole('navigation', { name: 'Sidebar' }).getByRole('list', { name: 'Chats' })
+      await chats.locator('[aria-label="waiting for approval"]').waitFor()
       await toolCards(page, 'save_note').first().getByText('Waiting for approval', { exact: true }).waitFor()
 
       const axe = await axeCheck(page)
@@ -185,6 +189,7 @@ describe('chat', () => {
       await page.getByRole('region', { name: 'Pending approvals' }).waitFor({ state: 'detached' })
       await toolCards(page, 'save_note').first().getByText('Done', { exact: true }).waitFor()
       await waitForStatus(page, 'Idle')
+      await expect.poll(() => chats.locator('[aria-label="waiting for approval"], [aria-label="working"]').count()).toBe(0)
       await screenshot(page, 'chat')
 
       await send(page, 'save a note titled Beta: hold the pallets')
@@ -373,9 +378,7 @@ describe('chat', () => {
       await send(page, 'list my notes')
       const card = toolCards(page, 'list_notes')
       await card.getByText('Done', { exact: true }).waitFor()
-      await page.waitForTimeout(3000)
-      console.log('CARD', await card.innerText())
-      console.log('MSGS', JSON.stringify((await messages(u, agent.id)).filter((m) => m.role === 'tool').map((m) => [m.role, m.content.length, (m as any).tool_call_id, (m.parts ?? []).map((p) => ({ ...p, content: undefined }))])).slice(0, 3000))
+      // The call just finished: the card knows its output is stored from the live preview.
       const summary = card.getByText(/^Result preview \(\d+\.\d KB in all\)$/)
       await summary.click()
       const output = card.locator('pre').last()
