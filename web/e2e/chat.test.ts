@@ -385,8 +385,10 @@ describe('chat', () => {
       const preview = await output.textContent()
       expect(preview).toContain('[output truncated')
 
-      const callId = (await messages(u, agent.id)).flatMap((m) => m.parts ?? []).find((p) => p.type === 'tool_result' && p.stored)?.tool_call_id
-      expect(callId).toBeTruthy()
+      // The card offers it before the step's results are stored: wait for them in the API.
+      const stored = await until('the stored list_notes result', () => messages(u, agent.id),
+        (ms) => ms.some((m) => (m.parts ?? []).some((p) => p.type === 'tool_result' && p.stored)))
+      const callId = stored.flatMap((m) => m.parts ?? []).find((p) => p.type === 'tool_result' && p.stored)!.tool_call_id
       const full = await u.call<{ content: string; size: number }>('GET', `/api/agents/${agent.id}/tool-outputs/${callId}`)
       expect(full.size).toBeGreaterThan(19_000)
 
