@@ -217,7 +217,8 @@ try {
   tests = spawn(vitest, ['run', '--config', path.join(e2eDir, 'vitest.config.ts'), ...process.argv.slice(2)], {
     cwd: webDir,
     stdio: 'inherit',
-    env: { ...process.env, E2E_BASE_URL: baseURL, E2E_OIDC_URL: provider.url, CHROMIUM: chromiumPath, E2E_RESULTS: resultsDir },
+    // E2E_DATABASE_URL: tests that need bulk data (a 1,000-message chat) insert it directly.
+    env: { ...process.env, E2E_BASE_URL: baseURL, E2E_OIDC_URL: provider.url, CHROMIUM: chromiumPath, E2E_RESULTS: resultsDir, E2E_DATABASE_URL: env.DATABASE_URL },
   })
   exitCode = await new Promise((resolve) => tests.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
   if (exitCode !== 0) console.error(`e2e: the browser tests failed; the dev stack's log is ${stackLogPath}`)

@@ -57,13 +57,15 @@ function ChatView({ wsId, agentId }: { wsId: string; agentId: string }) {
     document.title = `${title} · sapagent`
   }, [title])
 
-  // A title_update renames the conversation in the sidebar too.
-  const lastTitle = useRef<string | null>(null)
+  // A title_update renames the conversation in the sidebar too, and a status change moves its
+  // working / waiting dot (the status is stored before it is announced).
+  const lastSeen = useRef<string | null>(null)
   useEffect(() => {
     if (!state.initialized) return
-    if (lastTitle.current !== null && lastTitle.current !== state.title) void mutate(keys.agents(wsId))
-    lastTitle.current = state.title
-  }, [state.initialized, state.title, wsId, mutate])
+    const seen = `${state.status}\n${state.title}`
+    if (lastSeen.current !== null && lastSeen.current !== seen) void mutate(keys.agents(wsId))
+    lastSeen.current = seen
+  }, [state.initialized, state.title, state.status, wsId, mutate])
 
   const deliver = useCallback(
     async (o: Pick<Outgoing, 'client_message_id' | 'content' | 'attachments'>) => {

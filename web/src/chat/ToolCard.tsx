@@ -6,8 +6,7 @@ import { Button, ErrorBanner } from '../ui/controls'
 import { formatSize } from './files'
 import type { ToolView } from './reducer'
 
-// The API has no route for a stored tool output yet (store.ToolOutputs exists, no handler):
-// this is the route the card asks for; until it lands the card shows the API's 404 message.
+// The whole output behind a preview ({tool_call_id, content, size}; docs/api.md).
 export const fullOutputPath = (agentId: string, toolCallId: string) =>
   `/api/agents/${agentId}/tool-outputs/${encodeURIComponent(toolCallId)}`
 

@@ -384,6 +384,15 @@ describe('chat reducer: specific sequences', () => {
     expect(s.messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6])
   })
 
+  it('a live result that previews a stored output offers the full output before any reload', () => {
+    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
+    const call = { type: 'tool_call', id: 'c1', name: 'list_notes', arguments: '{}' }
+    s = chatReducer(s, ev(1, { type: 'tool_update', tool_call_id: 'c1', tool: 'list_notes', status: 'done', result: 'x'.repeat(2048) + '\n[output truncated: 19891 bytes in total]' }))
+    expect(toolView(call, new Map(), s.tools.c1)).toMatchObject({ status: 'done', stored: true, size: 19891 })
+    s = chatReducer(s, ev(2, { type: 'tool_update', tool_call_id: 'c2', tool: 'list_notes', status: 'done', result: '{"notes":[]}' }))
+    expect(s.tools.c2.stored).toBeUndefined()
+  })
+
   it('approvals leave when decided; a queued message stays until stored', () => {
     let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
     s = chatReducer(s, ev(1, { type: 'approval_needed', tool_call_id: 'c1', tool: 'save_note', arguments: '{}', mode: 'confirm_before_execution', requested_by: 'bob' }))

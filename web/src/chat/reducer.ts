@@ -60,6 +60,9 @@ export interface ToolState {
   error?: string
   reason?: string
   decided_by?: string
+  /** The full output is stored by reference (result is its preview), size bytes in all. */
+  stored?: boolean
+  size?: number
 }
 
 export interface PendingApproval {
@@ -350,7 +353,7 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
       const status = e.status === 'done' ? 'done' : 'running'
       const patch: Partial<ToolState> = { tool: str(e.tool), status }
       if (typeof e.arguments === 'string') patch.arguments = e.arguments
-      if (typeof e.result === 'string') patch.result = e.result
+      if (typeof e.result === 'string') Object.assign(patch, { result: e.result }, storedOutput(e.result))
       return setTool(dropApproval(state, id), id, patch)
     }
     case 'tool_error': {
@@ -378,6 +381,16 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
     default:
       return state
   }
+}
+
+// Tool results are stored without a `message` event, so until a reload the card knows a stored
+// output only from its preview, which the server ends with this line (activities/tools.go).
+const truncatedMark = /\n\[output truncated: (\d+) bytes in total\]$/
+
+/** A live preview's stored-output mark: the card then offers the full output at once. */
+export function storedOutput(result: string): Pick<ToolState, 'stored' | 'size'> {
+  const m = truncatedMark.exec(result)
+  return m ? { stored: true, size: Number(m[1]) } : {}
 }
 
 /** What a tool card shows: the stored result wins over live events (it is the final word). */
