@@ -77,8 +77,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 		a.publish(book, topic, events.Event{ID: "tool:" + in.Call.ID + ":error", Type: "tool_error",
 			Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "error": res.Content}})
 	} else {
-		a.publish(book, topic, events.Event{ID: "tool:" + in.Call.ID + ":done", Type: "tool_update",
-			Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "done", "result": truncate(res.Content, 4096)}})
+		done := map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "done", "result": truncate(res.Content, 4096)}
+		if res.Stored {
+			// The result is a preview: clients offer the whole output (GET …/tool-outputs/:id).
+			done["stored"], done["size"] = true, res.Size
+		}
+		a.publish(book, topic, events.Event{ID: "tool:" + in.Call.ID + ":done", Type: "tool_update", Fields: done})
 	}
 	action := store.Action{
 		AgentID: agentID, WorkspaceID: agent.WorkspaceID, UserID: in.UserID, DecidedBy: in.DecidedBy, ToolCallID: in.Call.ID, Tool: in.Call.Name,

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,14 +27,22 @@ func TestLargeToolOutputsStayOutOfWorkflowHistory(t *testing.T) {
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
 	ws.next(5 * time.Second)
+	var storedDone []event // tool_update done events that say the output was stored by reference
 	for _, msg := range []string{"save a big note", "save a big note", "list notes"} {
 		require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": msg}, nil))
-		ws.until(30*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
+		ws.until(30*time.Second, func(ev event) bool {
+			if ev.Type == "tool_update" && ev.Status == "done" && strings.Contains(string(ev.Raw), `"stored":true`) {
+				storedDone = append(storedDone, ev)
+			}
+			return ev.Type == "status" && ev.Status == "idle"
+		})
 	}
 	ctx := context.Background()
 	var size int
 	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(ctx, `SELECT size_bytes FROM tool_outputs WHERE agent_id = $1`, agent.ID).Scan(&size))
 	assert.Greater(t, size, 16<<10, "the list of two big notes is stored by reference")
+	require.Len(t, storedDone, 1, "the live event tells clients the output is stored (only the list's)")
+	assert.Contains(t, string(storedDone[0].Raw), fmt.Sprintf(`"size":%d`, size))
 	msgs := e.messages(agent.ID)
 	last := msgs[len(msgs)-2]
 	require.Equal(t, "tool", last.Role)

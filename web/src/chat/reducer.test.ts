@@ -391,6 +391,9 @@ describe('chat reducer: specific sequences', () => {
     expect(toolView(call, new Map(), s.tools.c1)).toMatchObject({ status: 'done', stored: true, size: 19891 })
     s = chatReducer(s, ev(2, { type: 'tool_update', tool_call_id: 'c2', tool: 'list_notes', status: 'done', result: '{"notes":[]}' }))
     expect(s.tools.c2.stored).toBeUndefined()
+    // The server's own fields win (a preview whose text lacks the mark).
+    s = chatReducer(s, ev(3, { type: 'tool_update', tool_call_id: 'c3', tool: 'list_notes', status: 'done', result: 'y'.repeat(100), stored: true, size: 9000 }))
+    expect(s.tools.c3).toMatchObject({ stored: true, size: 9000 })
   })
 
   it('approvals leave when decided; a queued message stays until stored', () => {

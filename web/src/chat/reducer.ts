@@ -354,6 +354,8 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
       const patch: Partial<ToolState> = { tool: str(e.tool), status }
       if (typeof e.arguments === 'string') patch.arguments = e.arguments
       if (typeof e.result === 'string') Object.assign(patch, { result: e.result }, storedOutput(e.result))
+      // The server says so itself (stored, size); the preview's mark covers older servers.
+      if (e.stored === true) Object.assign(patch, { stored: true, size: typeof e.size === 'number' ? e.size : patch.size })
       return setTool(dropApproval(state, id), id, patch)
     }
     case 'tool_error': {
@@ -383,8 +385,9 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
   }
 }
 
-// Tool results are stored without a `message` event, so until a reload the card knows a stored
-// output only from its preview, which the server ends with this line (activities/tools.go).
+// Tool results are stored without a `message` event: a live card learns of a stored output from
+// tool_update's `stored` and `size`, or (servers before those fields) from the line the
+// preview ends with (activities/tools.go).
 const truncatedMark = /\n\[output truncated: (\d+) bytes in total\]$/
 
 /** A live preview's stored-output mark: the card then offers the full output at once. */
