@@ -137,6 +137,36 @@ describe('OpenID Connect sign-in', () => {
     }
   })
 
+  it('renews the session with the refresh token before it expires, and the API takes the new token', async () => {
+    const tab = await openTab(browser)
+    const { page } = tab
+    const user = uniqueUser('fresh')
+    try {
+      await page.goto('/')
+      await goToProvider(page)
+      await page.getByLabel('Sign in as').fill(user)
+      await page.getByRole('button', { name: 'Continue' }).click()
+      await page.getByRole('heading', { name: 'Welcome to sapagent' }).waitFor()
+      const first = await session(page)
+      expect(first?.refreshToken).toBeTruthy()
+      // run.mjs gives the provider's tokens 75 s; the page refreshes 60 s before expiry.
+      await expect.poll(async () => (await session(page))?.token, { timeout: 40_000, interval: 500 }).not.toBe(first!.token)
+      const renewed = (await session(page))!
+      expect(renewed.user).toBe(user)
+      expect(renewed.expiresAt).toBeGreaterThan(first!.expiresAt)
+      expect(renewed.refreshToken).not.toBe(first!.refreshToken) // the provider rotates it
+      expect(decode(renewed.token).claims.sub).toBe(user)
+      // The page works on with the new token: an organization made through the onboarding form.
+      await page.getByLabel('Organization name').fill('Fresh Tokens Ltd')
+      await page.getByRole('button', { name: 'Create organization' }).click()
+      await page.getByRole('heading', { name: 'New workspace in Fresh Tokens Ltd' }).waitFor()
+      const orgs = await call<{ data: { name: string }[] }>(renewed.token, 'GET', '/api/orgs')
+      expect(orgs.data.map((o) => o.name)).toContain('Fresh Tokens Ltd')
+    } finally {
+      await closeTab(tab)
+    }
+  })
+
   it('refuses a callback whose state was tampered with', async () => {
     const tab = await openTab(browser)
     const { page } = tab

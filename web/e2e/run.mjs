@@ -144,7 +144,8 @@ if (!has('psql')) fail('psql is not installed: the browser tests need it to crea
 // The identity provider comes first: the stack fetches its JWKS at start. Its access tokens name
 // the audience the API checks (dev tokens carry it too), so the stack accepts both kinds.
 const oidcAudience = 'sapagent-api'
-provider = await startProvider({ port: Number(process.env.E2E_OIDC_PORT ?? 18990), clientId: 'sapagent-web', appOrigin: baseURL, audience: oidcAudience })
+// Tokens live 75 s, so the page's refresh (60 s before expiry) runs within a test (oidc.test.ts).
+provider = await startProvider({ port: Number(process.env.E2E_OIDC_PORT ?? 18990), clientId: 'sapagent-web', appOrigin: baseURL, audience: oidcAudience, tokenTtl: 75 })
 log(`fake OpenID provider on ${provider.url}`)
 
 const created = psql(`CREATE DATABASE "${database}"`)
