@@ -5,9 +5,9 @@ import { useSWRConfig } from 'swr'
 import { api } from '../api/client'
 import { keys } from '../api/keys'
 import type { Workspace } from '../api/types'
-import { Button, Card, ErrorBanner } from '../ui/controls'
-import type { DeletionStarted } from './deletion'
-import { ConfirmDialog, DeletionProgress, SwitchField } from './parts'
+import { Card, ErrorBanner } from '../ui/controls'
+import { DeleteCard } from './DeleteCard'
+import { SwitchField } from './parts'
 import { RenameCard } from './RenameCard'
 
 export function GeneralTab({ workspace }: { workspace: Workspace }) {
@@ -67,39 +67,16 @@ function ApprovalFlags({ workspace, disabled }: { workspace: Workspace; disabled
 function DeleteWorkspace({ workspace }: { workspace: Workspace }) {
   const navigate = useNavigate()
   const { mutate } = useSWRConfig()
-  const [open, setOpen] = useState(false)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<unknown>(null)
-  const [statusUrl, setStatusUrl] = useState<string | null>(null)
-  async function confirm() {
-    setBusy(true)
-    setError(null)
-    try {
-      const d = await api<DeletionStarted>(keys.workspace(workspace.id), { method: 'DELETE' })
-      setStatusUrl(d.status_url)
-      setOpen(false)
-      // The workspace is hidden at once: the sidebar drops it now.
-      void mutate(keys.workspaces(workspace.org_id))
-    } catch (err) {
-      setError(err)
-    } finally {
-      setBusy(false)
-    }
-  }
   const done = useCallback(() => {
     if (localStorage.getItem('sapagent.workspace') === workspace.id) localStorage.removeItem('sapagent.workspace')
     void mutate(keys.workspaces(workspace.org_id))
     navigate('/')
   }, [mutate, navigate, workspace.id, workspace.org_id])
   return (
-    <Card title="Delete workspace">
-      <p className="text-sm text-slate-700">Deletes the workspace with its conversations, files, connections and SAP logins. This cannot be undone.</p>
-      {statusUrl ? <DeletionProgress statusUrl={statusUrl} onDone={done} /> : (
-        <Button variant="danger" className="mt-3" onClick={() => setOpen(true)}>Delete workspace…</Button>
-      )}
-      <ConfirmDialog open={open} onOpenChange={setOpen} busy={busy} error={error}
-        title={`Delete workspace ${workspace.name}?`} confirmLabel="Delete workspace" onConfirm={confirm}
-        description={<p>Everything in it is removed for every member: conversations, files, connections, secrets and SAP logins.</p>} />
-    </Card>
+    <DeleteCard what="workspace" name={workspace.name} path={keys.workspace(workspace.id)} onDone={done}
+      // The workspace is hidden at once: the sidebar drops it now.
+      onStarted={() => void mutate(keys.workspaces(workspace.org_id))}
+      explanation="Deletes the workspace with its conversations, files, connections and SAP logins. This cannot be undone."
+      description={<p>Everything in it is removed for every member: conversations, files, connections, secrets and SAP logins.</p>} />
   )
 }

@@ -1,15 +1,14 @@
 // Organization settings (/orgs/:orgId/settings): rename, members with roles, delete.
-import { useCallback, useState } from 'react'
+import { useCallback } from 'react'
 import { useNavigate, useParams } from 'react-router'
 import useSWR, { useSWRConfig } from 'swr'
 import { api } from '../api/client'
 import { keys } from '../api/keys'
 import type { Org } from '../api/types'
-import { Button, Card, ErrorBanner, PageHeader, Spinner } from '../ui/controls'
-import type { DeletionStarted } from './deletion'
+import { Card, ErrorBanner, PageHeader, Spinner } from '../ui/controls'
+import { DeleteCard } from './DeleteCard'
 import { RenameCard } from './RenameCard'
 import { MembersEditor } from './MembersEditor'
-import { ConfirmDialog, DeletionProgress } from './parts'
 import { settingsKeys } from './settingsApi'
 
 const ROLES = [{ value: 'member', label: 'Member' }, { value: 'admin', label: 'Admin' }, { value: 'owner', label: 'Owner' }]
@@ -57,37 +56,14 @@ function RenameOrg({ org, disabled }: { org: Org; disabled: boolean }) {
 function DeleteOrg({ org }: { org: Org }) {
   const navigate = useNavigate()
   const { mutate } = useSWRConfig()
-  const [open, setOpen] = useState(false)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<unknown>(null)
-  const [statusUrl, setStatusUrl] = useState<string | null>(null)
-  async function confirm() {
-    setBusy(true)
-    setError(null)
-    try {
-      const d = await api<DeletionStarted>(settingsKeys.org(org.id), { method: 'DELETE' })
-      setStatusUrl(d.status_url)
-      setOpen(false)
-    } catch (err) {
-      setError(err)
-    } finally {
-      setBusy(false)
-    }
-  }
   const done = useCallback(() => {
     if (localStorage.getItem('sapagent.org') === org.id) localStorage.removeItem('sapagent.org')
     void mutate(keys.orgs)
     navigate('/')
   }, [mutate, navigate, org.id])
   return (
-    <Card title="Delete organization">
-      <p className="text-sm text-slate-700">Deletes the organization with all its workspaces, conversations, files and connections. This cannot be undone.</p>
-      {statusUrl ? <DeletionProgress statusUrl={statusUrl} onDone={done} /> : (
-        <Button variant="danger" className="mt-3" onClick={() => setOpen(true)}>Delete organization…</Button>
-      )}
-      <ConfirmDialog open={open} onOpenChange={setOpen} busy={busy} error={error}
-        title={`Delete organization ${org.name}?`} confirmLabel="Delete organization" onConfirm={confirm}
-        description={<p>Every workspace of {org.name} is deleted for every member, with everything in it.</p>} />
-    </Card>
+    <DeleteCard what="organization" name={org.name} path={settingsKeys.org(org.id)} onDone={done}
+      explanation="Deletes the organization with all its workspaces, conversations, files and connections. This cannot be undone."
+      description={<p>Every workspace of {org.name} is deleted for every member, with everything in it.</p>} />
   )
 }
