@@ -66,16 +66,3 @@ export interface Page<T> {
   next_cursor: string | null
   has_more: boolean
 }
-
-/** Which form field an API error code concerns, so forms can show it next to that field. */
-export function fieldOfError(err: unknown, fields: Record<string, string[]>): string | undefined {
-  if (!(err instanceof ApiError)) return undefined
-  for (const [field, codes] of Object.entries(fields)) {
-    if (codes.includes(err.code)) return field
-  }
-  // The API names the field in the message ("name must be …", "connector_url …").
-  for (const field of Object.keys(fields)) {
-    if (err.message.toLowerCase().startsWith(field.replace(/_/g, ' ')) || err.message.startsWith(field)) return field
-  }
-  return undefined
-}

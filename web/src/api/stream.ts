@@ -16,8 +16,6 @@ export interface StreamOptions {
   path: string // e.g. /api/agents/<id>/ws
   onFrame: (f: StreamFrame) => void
   onState?: (s: StreamState, detail?: string) => void
-  /** Commands are answered with ack / command_error frames; they reach onFrame too. */
-  WebSocketImpl?: typeof WebSocket
 }
 
 const backoff = [250, 500, 1000, 2000, 4000, 8000]
@@ -61,9 +59,9 @@ export class EventStream {
     }
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:'
     const q = this.cursor ? `?after=${encodeURIComponent(this.cursor)}` : ''
-    const Impl = this.opts.WebSocketImpl ?? WebSocket
-    // The token travels as a subprotocol, not in the URL (URLs end up in logs).
-    const ws = new Impl(`${proto}//${location.host}${this.opts.path}${q}`, ['bearer', token])
+    // The token travels as a subprotocol, not in the URL (URLs end up in logs). Commands are
+    // answered with ack / command_error frames, which reach onFrame too.
+    const ws = new WebSocket(`${proto}//${location.host}${this.opts.path}${q}`, ['bearer', token])
     this.ws = ws
     this.opts.onState?.(this.attempts === 0 && !this.cursor ? 'connecting' : 'reconnecting')
     ws.onopen = () => {
