@@ -259,4 +259,26 @@ describe('workspace settings', () => {
       await closeTab(tab)
     }
   })
+
+  it('deletes a workspace with its progress and leaves it out of the sidebar', async () => {
+    const u = await userWithWorkspace('gone')
+    const other = await u.createWorkspace(u.org.id, 'gone keeper')
+    const tab = await openTab(browser)
+    const { page } = tab
+    try {
+      await signInWithToken(page, u.user, `/w/${u.workspace.id}/settings/general`)
+      await page.getByRole('button', { name: 'Delete workspace…' }).click()
+      const confirm = page.getByRole('alertdialog')
+      await confirm.getByRole('button', { name: 'Delete workspace' }).click()
+      // The deletion runs in the background; the page follows it, then goes to another workspace.
+      await page.waitForURL((url) => !url.pathname.includes(u.workspace.id), { timeout: 60_000 })
+      const sidebar = page.getByRole('navigation', { name: 'Sidebar' })
+      await sidebar.getByRole('link', { name: 'gone keeper' }).waitFor()
+      await expect(sidebar.getByRole('link', { name: 'gone workspace' }).count()).resolves.toBe(0)
+      await expect(u.call('GET', `/api/workspaces/${u.workspace.id}`)).rejects.toMatchObject({ status: 404 })
+      expect((await u.call<{ id: string }>('GET', `/api/workspaces/${other.id}`)).id).toBe(other.id)
+    } finally {
+      await closeTab(tab)
+    }
+  })
 })
