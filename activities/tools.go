@@ -51,10 +51,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 
 	start := time.Now()
 	defer heartbeatEvery(ctx, toolHeartbeat)()
-	// Every write the call sends carries <agent>/<call>/<n>: a retry repeats the same keys, and
-	// the connector answers them from memory instead of writing again. Call IDs are unique only
-	// within a conversation, hence the agent.
-	content, toolErr := a.runTool(sap.WithIdempotencyKey(ctx, in.AgentID+"/"+in.Call.ID), agent, in.UserID, in.Call)
+	content, toolErr := a.runTool(sap.WithIdempotencyKey(ctx, toolIdempotencyKey(in.AgentID, in.Call.ID)), agent, in.UserID, in.Call)
 	elapsed := time.Since(start)
 
 	// From here on only bookkeeping: it is retried for a while and never fails the activity.
@@ -95,6 +92,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	_ = a.bookkeep(book, "action log", func(ctx context.Context) error { return a.Store.LogAction(ctx, action) })
 	return res, nil
 }
+
+// toolIdempotencyKey is the key a tool call's writes carry, numbered per request
+// (<agent>/<call>/<n>): a retry repeats the same keys, and the connector answers them from
+// memory instead of writing again. Call IDs are unique only within a conversation, hence the
+// agent. docs/connector-protocol.md documents this form.
+func toolIdempotencyKey(agentID, callID string) string { return agentID + "/" + callID }
 
 // bookkeepingPatience is how long bookkeeping after an effect keeps trying (a Postgres
 // restart or failover fits in it); after that the record is given up, logged, never retried by

@@ -18,7 +18,7 @@ type idempotencyScope struct {
 }
 
 // WithIdempotencyKey makes the write requests sent with ctx carry Idempotency-Key headers
-// derived from key (the tool call's ID): the n-th request to a writing endpoint (execute_rfc,
+// derived from key ("<agent>/<tool call>"): the n-th request to a writing endpoint (execute_rfc,
 // write_table) gets "<key>/<n>". A retried tool call that repeats the same requests in the same
 // order therefore repeats the same keys, and the connector answers each from memory instead of
 // writing again. Requests under one key must be sent one after another, not in parallel, or

@@ -48,7 +48,7 @@ func New(conns []Conn) *Executor {
 }
 
 // sessionFor is the SAP session of the executor's execute_rfc calls. Under an idempotency key
-// (the tool call's ID) it is derived from the key, so a retried tool call stages and commits in
+// ("<agent>/<tool call>") it is derived from the key, so a retried tool call stages and commits in
 // the session of its first attempt: its repeated requests match the first ones byte for byte and
 // are answered from the connector's memory, and a commit that did not run yet commits what the
 // first attempt staged.
