@@ -192,7 +192,12 @@ func (a *Activities) PublishError(ctx context.Context, in workflows.ErrorInput) 
 // publish sends an event; a Redis outage must not fail the turn (Postgres holds the truth,
 // clients resynchronise), so failures are logged, not returned.
 func (a *Activities) publish(ctx context.Context, topic string, ev events.Event) {
-	if _, err := a.Bus.Publish(ctx, topic, ev); err != nil {
+	_, err := a.Bus.Publish(ctx, topic, ev)
+	switch {
+	case errors.Is(err, events.ErrTopicDeleted):
+		// A late event of a deleted conversation or workspace: nobody is left to tell.
+		a.Log.Debug("event of a deleted topic dropped", "topic", topic, "type", ev.Type)
+	case err != nil:
 		a.Log.Warn("event not published", "topic", topic, "type", ev.Type, "error", err)
 	}
 }

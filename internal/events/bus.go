@@ -27,6 +27,9 @@ type Options struct {
 	LogMaxLen int64         // events kept per topic log (approximate trim)
 	LogTTL    time.Duration // a topic's log expires this long after its last event
 	DedupTTL  time.Duration // how long a re-published event ID is recognised
+	// CounterTTL: a topic's seq counter and epoch expire this long after it was last used (at
+	// least LogTTL); its next event then starts a new epoch, as after a Redis data loss.
+	CounterTTL time.Duration
 }
 
 // Bus publishes and subscribes; safe for concurrent use.
@@ -47,8 +50,18 @@ func New(rdb *redis.Client, opts Options) *Bus {
 	if opts.DedupTTL <= 0 {
 		opts.DedupTTL = time.Hour
 	}
+	if opts.CounterTTL <= 0 {
+		opts.CounterTTL = DefaultCounterTTL
+	}
+	opts.CounterTTL = max(opts.CounterTTL, opts.LogTTL)
 	return &Bus{rdb: rdb, opts: opts, pipe: newPipeline(rdb)}
 }
+
+// DefaultCounterTTL keeps a topic's numbering for a month after its last event.
+const DefaultCounterTTL = 30 * 24 * time.Hour
+
+// ErrTopicDeleted: the topic was deleted (DeleteTopic) and publishes nothing any more.
+var ErrTopicDeleted = errors.New("events: the topic was deleted")
 
 // AgentTopic names the topic of one conversation.
 func AgentTopic(agentID string) string { return "agent:" + agentID }
@@ -67,13 +80,13 @@ var publishLua string
 var publishScript = redis.NewScript(publishLua)
 
 type topicKeys struct {
-	seq, epoch, log, channel, dedupPrefix string
+	seq, epoch, log, channel, dedupPrefix, deleted string
 }
 
 func (b *Bus) keys(topic string) topicKeys {
 	// The hash tag keeps a topic's keys in one cluster slot, as the script requires.
 	base := b.opts.Prefix + "{" + topic + "}"
-	return topicKeys{seq: base + ":seq", epoch: base + ":epoch", log: base + ":log", channel: base + ":live", dedupPrefix: base + ":ev:"}
+	return topicKeys{seq: base + ":seq", epoch: base + ":epoch", log: base + ":log", channel: base + ":live", dedupPrefix: base + ":ev:", deleted: base + ":deleted"}
 }
 
 // newEpoch is the epoch the script starts when a topic has none. Random, so a topic whose
@@ -103,10 +116,10 @@ func (b *Bus) Publish(ctx context.Context, topic string, ev Event) (Cursor, erro
 	if ev.ID != "" {
 		dedupKey = k.dedupPrefix + ev.ID
 	}
-	res, err := b.pipe.run(ctx, []string{k.seq, k.epoch, k.log, dedupKey},
-		k.channel, string(raw), b.opts.LogMaxLen, int64(b.opts.LogTTL/time.Second), int64(b.opts.DedupTTL/time.Second), newEpoch())
+	res, err := b.pipe.run(ctx, []string{k.seq, k.epoch, k.log, dedupKey, k.deleted},
+		k.channel, string(raw), b.opts.LogMaxLen, int64(b.opts.LogTTL/time.Second), int64(b.opts.DedupTTL/time.Second), newEpoch(), b.counterTTL())
 	if err != nil {
-		return Cursor{}, fmt.Errorf("events: publish %s: %w", ev.Type, err)
+		return Cursor{}, fmt.Errorf("events: publish %s: %w", ev.Type, scriptError(err))
 	}
 	return res, nil
 }
@@ -169,11 +182,21 @@ func validEpoch(s string) bool {
 // so every cursor the API hands out names an epoch.
 func (b *Bus) Head(ctx context.Context, topic string) (Cursor, error) {
 	k := b.keys(topic)
-	res, err := publishScript.Run(ctx, b.rdb, []string{k.seq, k.epoch, k.log, ""}, k.channel, "", 0, 0, 0, newEpoch()).Slice()
+	res, err := publishScript.Run(ctx, b.rdb, []string{k.seq, k.epoch, k.log, "", k.deleted}, k.channel, "", 0, 0, 0, newEpoch(), b.counterTTL()).Slice()
 	if err != nil {
-		return Cursor{}, fmt.Errorf("events: head: %w", err)
+		return Cursor{}, fmt.Errorf("events: head: %w", scriptError(err))
 	}
 	return scriptCursor(res)
+}
+
+func (b *Bus) counterTTL() int64 { return int64(b.opts.CounterTTL / time.Second) }
+
+// scriptError is ErrTopicDeleted for the script's refusal of a deleted topic.
+func scriptError(err error) error {
+	if redis.HasErrorPrefix(err, "TOPIC_DELETED") {
+		return ErrTopicDeleted
+	}
+	return err
 }
 
 // scriptCursor reads the script's {seq, epoch} reply.

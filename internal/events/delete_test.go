@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,11 +27,72 @@ func TestDeleteTopicRemovesEveryKeyOfTheTopicOnly(t *testing.T) {
 	require.Len(t, keysOf(gone), 6, "seq, epoch, log and three dedup keys")
 
 	require.NoError(t, bus.DeleteTopic(ctx, gone))
-	assert.Empty(t, keysOf(gone))
+	assert.Equal(t, []string{bus.keys(gone).deleted}, keysOf(gone), "only the tombstone is left")
 	assert.Len(t, keysOf(kept), 6, "another topic keeps its events")
 	require.NoError(t, bus.DeleteTopic(ctx, gone), "idempotent")
 
-	c, err := bus.Publish(ctx, gone, Event{ID: "e1", Type: "status"})
+}
+
+// A late event (a cancelled activity that publishes after the deletion's final sweep) is
+// refused and brings back nothing: before, it recreated a seq counter and an epoch that never
+// expired, and logged the event's content for a day.
+func TestPublishAfterDeleteTopicIsRefusedAndLeavesNoKeys(t *testing.T) {
+	ctx := context.Background()
+	bus := newBus(t, Options{})
+	topic := AgentTopic("late")
+	_, err := bus.Publish(ctx, topic, Event{ID: "e1", Type: "message", Fields: map[string]any{"content": "secret figures"}})
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), c.Seq, "a publish after deletion starts afresh")
+	require.NoError(t, bus.DeleteTopic(ctx, topic))
+
+	_, err = bus.Publish(ctx, topic, Event{ID: "e2", Type: "stream", Fields: map[string]any{"delta": "late secret"}})
+	assert.ErrorIs(t, err, ErrTopicDeleted)
+	_, err = bus.Publish(ctx, topic, Event{Type: "status", Fields: map[string]any{"status": "idle"}})
+	assert.ErrorIs(t, err, ErrTopicDeleted)
+	_, err = bus.Head(ctx, topic)
+	assert.ErrorIs(t, err, ErrTopicDeleted, "a socket's head read recreates nothing either")
+
+	keys, err := bus.rdb.Keys(ctx, globEscape(bus.opts.Prefix+"{"+topic+"}")+"*").Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{bus.keys(topic).deleted}, keys, "only the tombstone is left")
+	ttl, err := bus.rdb.TTL(ctx, bus.keys(topic).deleted).Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 23*time.Hour, "the tombstone outlives any activity that could still publish")
+	assert.LessOrEqual(t, ttl, 24*time.Hour, "and then goes too")
+}
+
+// Every key a topic has expires: a topic nobody publishes to (or deletes) any more does not
+// stay in Redis for ever.
+func TestEveryKeyOfATopicExpires(t *testing.T) {
+	ctx := context.Background()
+	bus := newBus(t, Options{LogTTL: time.Hour, CounterTTL: 48 * time.Hour})
+	topic := AgentTopic("forgotten")
+	first, err := bus.Publish(ctx, topic, Event{ID: "e1", Type: "status", Fields: map[string]any{"status": "active"}})
+	require.NoError(t, err)
+	_, err = bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "x"}})
+	require.NoError(t, err)
+	head, err := bus.Head(ctx, AgentTopic("only-read"))
+	require.NoError(t, err)
+	require.NotEmpty(t, head.Epoch)
+
+	for _, tp := range []string{topic, AgentTopic("only-read")} {
+		keys, err := bus.rdb.Keys(ctx, globEscape(bus.opts.Prefix+"{"+tp+"}")+"*").Result()
+		require.NoError(t, err)
+		require.NotEmpty(t, keys)
+		for _, k := range keys {
+			ttl, err := bus.rdb.TTL(ctx, k).Result()
+			require.NoError(t, err)
+			assert.Greater(t, ttl, time.Duration(0), "%s expires", k)
+		}
+	}
+	ttl, err := bus.rdb.TTL(ctx, bus.keys(topic).seq).Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 47*time.Hour, "the counter lives CounterTTL after the last event")
+
+	// Once the counter and epoch expired, numbering starts in a new epoch: an old cursor is
+	// never mistaken for the new numbering.
+	require.NoError(t, bus.rdb.Del(ctx, bus.keys(topic).seq, bus.keys(topic).epoch).Err())
+	next, err := bus.Publish(ctx, topic, Event{ID: "e3", Type: "status", Fields: map[string]any{"status": "idle"}})
+	require.NoError(t, err)
+	assert.NotEqual(t, first.Epoch, next.Epoch)
+	assert.Equal(t, int64(1), next.Seq)
 }
