@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"go.temporal.io/api/serviceerror"
@@ -16,7 +17,11 @@ import (
 )
 
 // The deletion's activities are idempotent: each may run again after a crash, and what is
-// already gone counts as done.
+// already gone counts as done. Each heartbeats from its start (deletionHeartbeat), well inside
+// the deletion's 5 s heartbeat timeout, so a long SQL delete is not taken for a lost worker.
+
+// deletionHeartbeat is how often a deletion step tells Temporal it is alive.
+const deletionHeartbeat = time.Second
 
 func parseTarget(t workflows.DeletionTarget) (uuid.UUID, error) {
 	id, err := uuid.Parse(t.ID)
@@ -36,6 +41,7 @@ func parseID(s string) (uuid.UUID, error) {
 
 // MarkDeleting hides the workspace (or the org and its workspaces) from every API read.
 func (a *Activities) MarkDeleting(ctx context.Context, t workflows.DeletionTarget) error {
+	defer heartbeatEvery(ctx, deletionHeartbeat)()
 	id, err := parseTarget(t)
 	if err != nil {
 		return err
@@ -53,6 +59,7 @@ func (a *Activities) MarkDeleting(ctx context.Context, t workflows.DeletionTarge
 
 // ListWorkspaceAgents returns every agent of the workspace, archived ones included.
 func (a *Activities) ListWorkspaceAgents(ctx context.Context, workspaceID string) ([]string, error) {
+	defer heartbeatEvery(ctx, deletionHeartbeat)()
 	id, err := parseID(workspaceID)
 	if err != nil {
 		return nil, err
@@ -66,6 +73,7 @@ func (a *Activities) ListWorkspaceAgents(ctx context.Context, workspaceID string
 
 // ListOrgWorkspaces returns every workspace of the org.
 func (a *Activities) ListOrgWorkspaces(ctx context.Context, orgID string) ([]string, error) {
+	defer heartbeatEvery(ctx, deletionHeartbeat)()
 	id, err := parseID(orgID)
 	if err != nil {
 		return nil, err
@@ -88,6 +96,7 @@ func uuidStrings(ids []uuid.UUID) []string {
 // StopConversations terminates the agents' conversation workflows; one that is not running
 // is already stopped.
 func (a *Activities) StopConversations(ctx context.Context, in workflows.StopInput) error {
+	defer heartbeatEvery(ctx, deletionHeartbeat)()
 	if a.Temporal == nil {
 		return errors.New("stop conversations: no Temporal client configured")
 	}
@@ -107,6 +116,7 @@ func (a *Activities) StopConversations(ctx context.Context, in workflows.StopInp
 
 // DeleteEvents removes the event logs of the workspace's topic and its agents' topics.
 func (a *Activities) DeleteEvents(ctx context.Context, in workflows.EventsInput) error {
+	defer heartbeatEvery(ctx, deletionHeartbeat)()
 	topics := []string{events.WorkspaceTopic(in.WorkspaceID)}
 	for _, agentID := range in.AgentIDs {
 		topics = append(topics, events.AgentTopic(agentID))
@@ -123,6 +133,7 @@ func (a *Activities) DeleteEvents(ctx context.Context, in workflows.EventsInput)
 // DeleteWorkspaceFiles removes the bytes of every file of the workspace (the rows go last,
 // with the workspace), returning how many files it had.
 func (a *Activities) DeleteWorkspaceFiles(ctx context.Context, workspaceID string) (int, error) {
+	defer heartbeatEvery(ctx, deletionHeartbeat)()
 	id, err := parseID(workspaceID)
 	if err != nil {
 		return 0, err
@@ -145,6 +156,7 @@ func (a *Activities) DeleteWorkspaceFiles(ctx context.Context, workspaceID strin
 
 // DeleteRows removes the workspace's (or org's) rows; the foreign keys cascade to everything in it.
 func (a *Activities) DeleteRows(ctx context.Context, t workflows.DeletionTarget) error {
+	defer heartbeatEvery(ctx, deletionHeartbeat)()
 	id, err := parseTarget(t)
 	if err != nil {
 		return err

@@ -465,6 +465,7 @@ func (a *Activities) RecordSkippedSync(ctx context.Context, in workflows.SyncInp
 // StopWorkspaceSyncs deletes the sync schedules of a workspace being deleted and cancels its
 // connections' running syncs; both are idempotent, so a retry redoes them harmlessly.
 func (a *Activities) StopWorkspaceSyncs(ctx context.Context, workspaceID string) error {
+	defer heartbeatEvery(ctx, deletionHeartbeat)() // a deletion step
 	ws, err := uuid.Parse(workspaceID)
 	if err != nil {
 		return badInput("bad workspace id", err)

@@ -3,12 +3,14 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/sap"
@@ -53,6 +55,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	defer heartbeatEvery(ctx, toolHeartbeat)()
 	content, toolErr := a.runTool(sap.WithIdempotencyKey(ctx, toolIdempotencyKey(in.AgentID, in.Call.ID)), agent, in.UserID, in.Call)
 	elapsed := time.Since(start)
+	if toolErr != nil && errors.Is(context.Cause(ctx), sdkworker.ErrWorkerShutdown) {
+		// The worker stopped (its grace ended) during the call: not the tool's failure. The
+		// activity fails and Temporal retries it on another worker at once, where the call's
+		// writes are answered from the connector's memory; nothing is recorded here.
+		return workflows.ToolResult{}, errors.New("the worker stopped during the tool call")
+	}
 
 	// From here on only bookkeeping: it is retried for a while and never fails the activity.
 	book := context.WithoutCancel(ctx)
@@ -125,9 +133,10 @@ func (a *Activities) bookkeep(ctx context.Context, what string, write func(conte
 }
 
 // toolHeartbeat is how often a running tool tells Temporal it is alive (the workflow's
-// heartbeat timeout for tools is 30 s): an ETL load or a long script is not mistaken for a
-// crashed worker and run a second time, and a stop reaches it through the heartbeat.
-var toolHeartbeat = 5 * time.Second
+// heartbeat timeout for tools is workflows.ToolHeartbeatTimeout, 5 s): an ETL load or a long
+// script is not mistaken for a crashed worker, a crashed worker's call is retried within
+// seconds, and a stop reaches it through the heartbeat.
+var toolHeartbeat = time.Second
 
 // recordHeartbeat is activity.RecordHeartbeat (a variable so a test can count the beats; the
 // SDK throttles what reaches the server).

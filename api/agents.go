@@ -169,6 +169,7 @@ func (s *Server) conversationStart(a store.Agent) client.StartWorkflowOptions {
 		ID:                       workflows.ConversationWorkflowID(a.ID.String()),
 		TaskQueue:                s.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowTaskTimeout:      workflows.ConversationTaskTimeout,
 		StaticSummary:            conversationSummary(a),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SearchWorkspaceID.ValueSet(a.WorkspaceID.String()),

@@ -33,6 +33,17 @@ const RejectedResult = "User rejected this tool call"
 // StoppedResult is what the model sees for a call cut short by the user's stop.
 const StoppedResult = "The user stopped the turn before this tool call completed"
 
+// ToolHeartbeatTimeout: a tool call whose worker sent no heartbeat for this long is retried
+// (the activity heartbeats every second).
+const ToolHeartbeatTimeout = 5 * time.Second
+
+// ConversationTaskTimeout is the conversations' workflow task timeout (the API starts them
+// with it; continue-as-new keeps it): how long a workflow task given to a worker that hung or
+// vanished blocks the conversation before another worker takes it. Temporal's default is 10 s;
+// a conversation's task needs milliseconds (a full replay of a run well under a second), and
+// under TEMPORAL_CALL_TIMEOUT (5 s) a message sent meanwhile is accepted instead of refused.
+const ConversationTaskTimeout = 4 * time.Second
+
 // DefaultIdleTimeout is used when the input leaves IdleTimeout unset.
 const DefaultIdleTimeout = 7 * 24 * time.Hour
 
@@ -650,11 +661,14 @@ func (c *conversation) execute(ctx workflow.Context, msg UserMessage, calls []To
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			Summary:             "tool " + call.Name,
 			StartToCloseTimeout: 5 * time.Minute,
-			HeartbeatTimeout:    30 * time.Second,
+			// The activity heartbeats every second from its start, so a lost worker's call is
+			// retried within seconds. A retry is safe even while the first attempt might still
+			// run: writes carry an idempotency key (the connector runs a key once and makes a
+			// repeat wait for the first), and the first attempt's next heartbeat cancels it.
+			HeartbeatTimeout: ToolHeartbeatTimeout,
 			// A tool's own failure is a result, not an activity error; what fails the activity
-			// is our infrastructure or a lost worker. Writes carry an idempotency key, so a
-			// retry never repeats one.
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
+			// is our infrastructure or a lost worker.
+			RetryPolicy: &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
 				NonRetryableErrorTypes: []string{ErrTypeBadInput}},
 		})
 		in := ToolCallInput{AgentID: c.in.AgentID, UserID: msg.UserID, Call: call, DecidedBy: deciders[i]}

@@ -96,13 +96,14 @@ var (
 )
 
 // deletionActivities: no attempt limit (an outage only delays the deletion); only input that
-// can never succeed stops it.
+// can never succeed stops it. Every step is idempotent and heartbeats every second from its
+// start, so a crashed worker's step is retried within seconds; retries back off to 10 s.
 func deletionActivities(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
+		HeartbeatTimeout:    5 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
 			NonRetryableErrorTypes: []string{ErrTypeBadInput},
 		},
 	})

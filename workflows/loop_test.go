@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -411,4 +412,18 @@ func TestStopDuringTurnStartEndsTheTurnBeforeTheModel(t *testing.T) {
 	assert.True(t, stop.Stopped)
 	assert.Contains(t, f.events, "stopped")
 	assert.Zero(t, f.stepCalls, "no model call after the stop")
+}
+
+// The next run keeps the short workflow task timeout the API starts conversations with, so a
+// hung worker blocks a long conversation no longer than a new one.
+func TestContinueAsNewKeepsTheConversationTaskTimeout(t *testing.T) {
+	f := &loopFakes{steps: []TurnResult{{}}}
+	env := newLoopEnv(f)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{WorkflowTaskTimeout: ConversationTaskTimeout})
+	env.SetContinueAsNewSuggested(true)
+	sendAt(env, time.Second, "hello")
+	run(env, ConversationInput{})
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	assert.Equal(t, ConversationTaskTimeout, can.WorkflowTaskTimeout)
 }

@@ -154,7 +154,8 @@ func syncActivities(ctx workflow.Context) workflow.Context {
 		HeartbeatTimeout:    15 * time.Second,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			// 10 s at most: a connector or Postgres that is back is used again within seconds.
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second,
 			NonRetryableErrorTypes: []string{ErrTypeBadInput, ErrTypeSyncRefused},
 		},
 	})

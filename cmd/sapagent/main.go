@@ -86,7 +86,7 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 		}
 		w := worker.New(deps.Temporal, cfg.TaskQueue, acts, cfg.WorkerStopGrace)
 		log.Info("worker running", "task_queue", cfg.TaskQueue, "temporal", cfg.TemporalAddress)
-		return w.Run(interruptOn(ctx))
+		return worker.Run(w, interruptOn(ctx))
 	case "offline-llm":
 		rules, err := offlineRules()
 		if err != nil {
