@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/sapagent/sapagent/internal/events"
@@ -55,11 +56,11 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	defer heartbeatEvery(ctx, toolHeartbeat)()
 	content, toolErr := a.runTool(sap.WithIdempotencyKey(ctx, toolIdempotencyKey(in.AgentID, in.Call.ID)), agent, in.UserID, in.Call)
 	elapsed := time.Since(start)
-	if toolErr != nil && errors.Is(context.Cause(ctx), sdkworker.ErrWorkerShutdown) {
-		// The worker stopped (its grace ended) during the call: not the tool's failure. The
-		// activity fails and Temporal retries it on another worker at once, where the call's
-		// writes are answered from the connector's memory; nothing is recorded here.
-		return workflows.ToolResult{}, errors.New("the worker stopped during the tool call")
+	if toolErr != nil && attemptCutOff(ctx) {
+		// Not the tool's failure: this attempt was cut off and Temporal runs (or already runs)
+		// the call again, where its writes are answered from the connector's memory. Nothing is
+		// recorded or announced for this attempt, so the user sees one result.
+		return workflows.ToolResult{}, errors.New("the tool call's attempt was cut off: " + context.Cause(ctx).Error())
 	}
 
 	// From here on only bookkeeping: it is retried for a while and never fails the activity.
@@ -99,6 +100,16 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	}
 	_ = a.bookkeep(book, "action log", func(ctx context.Context) error { return a.Store.LogAction(ctx, action) })
 	return res, nil
+}
+
+// attemptCutOff reports whether ctx ended for a reason other than the user's stop: the worker
+// stopped (its grace ended), Temporal refused a heartbeat (the attempt timed out and was given to
+// another worker) or the attempt ran out of time. A stop is a cancellation Temporal delivers.
+func attemptCutOff(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	return errors.Is(context.Cause(ctx), sdkworker.ErrWorkerShutdown) || !temporal.IsCanceledError(context.Cause(ctx))
 }
 
 // toolIdempotencyKey is the key a tool call's writes carry, numbered per request
