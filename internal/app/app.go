@@ -165,6 +165,8 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		Store:     d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
 		Auth: verifier, Limiter: redis_rate.NewLimiter(limiterKeys{d.limiterRedis}), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
+		IndexReadsPerMinute: c.IndexReadsPerMinute, IndexReadsPerWorkspaceMinute: c.IndexReadsPerWorkspaceMinute,
+		LandscapeCacheBytes: c.LandscapeCacheBytes, LandscapeCacheWorkspaceBytes: c.LandscapeCacheWorkspaceBytes,
 		RateLimitTimeout: c.RateLimitTimeout, TemporalTimeout: c.TemporalCallTimeout, AccessCheckEvery: c.StreamAccessCheck,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
 		WorkspaceStorageBytes: c.WorkspaceStorageBytes, MaxSocketsPerUser: c.MaxSocketsPerUser,
