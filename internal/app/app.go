@@ -217,7 +217,7 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 	return &activities.Activities{
 		Store: d.Store, Bus: d.Bus, Models: Models(d.Config), PrimaryModel: d.Config.PrimaryModel, Log: d.Log,
 		Temporal: d.Temporal, Blobs: blobs,
-		Sync: activities.Sync{EmbeddingsModel: d.Config.EmbeddingsModel, Classifier: classifier},
+		Sync: activities.Sync{EmbeddingsModel: d.Config.EmbeddingsModel, Classifier: classifier, MaxItemsPerPhase: d.Config.SyncMaxItemsPerPhase},
 		SAP: activities.SAP{Resolver: resolver, DirectCall: direct, Scripts: scripts,
 			ScriptLimit: script.Limits{MaxSteps: uint64(d.Config.CodeMaxSteps), Timeout: d.Config.CodeTimeout}},
 	}, nil

@@ -31,6 +31,9 @@ type Config struct {
 	OfflineLLMDelay   time.Duration
 	PrimaryModel      string // PRIMARY_MODEL: provider:model
 	EmbeddingsModel   string // EMBEDDINGS_MODEL: provider:model of the SAP index's embeddings
+	// SyncMaxItemsPerPhase caps the items one index phase of a sync may bring
+	// (SYNC_MAX_ITEMS_PER_PHASE); past it the run fails with the reason.
+	SyncMaxItemsPerPhase int64
 	// CLOUDIFICATION_REPOSITORY: a directory or http(s) base URL of SAP's Cloudification
 	// Repository files; empty: the copy shipped in the binary.
 	CloudificationRepository string
@@ -294,6 +297,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 		defaultEmbeddings = "openai:text-embedding-3-small"
 	}
 	c.EmbeddingsModel = r.str("EMBEDDINGS_MODEL", defaultEmbeddings)
+	if c.SyncMaxItemsPerPhase = r.int64("SYNC_MAX_ITEMS_PER_PHASE", 5_000_000); c.SyncMaxItemsPerPhase <= 0 {
+		return Config{}, fmt.Errorf("SYNC_MAX_ITEMS_PER_PHASE must be positive, got %d", c.SyncMaxItemsPerPhase)
+	}
 	c.CloudificationRepository = r.str("CLOUDIFICATION_REPOSITORY", "")
 	c.CustomerNamespaces = splitList(r.str("CUSTOMER_NAMESPACES", ""))
 	for _, ns := range c.CustomerNamespaces {

@@ -29,7 +29,7 @@ type Cache struct {
 	entries map[string]*cacheEntry
 	used    map[uuid.UUID]int64 // bytes per workspace
 	total   int64
-	tick    uint64 // the recency clock
+	tick    uint64             // the recency clock
 	flight  singleflight.Group // one computation per key at a time, however many requests wait
 
 	hits, misses atomic.Int64
