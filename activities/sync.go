@@ -254,7 +254,7 @@ func (a *Activities) checkPage(phase string, state sapindex.PhaseState, page sap
 	}
 	for i, item := range page.Items {
 		if containsNUL(item) {
-			return poisoned(what, fmt.Sprintf("item %d of the page at %d items contains a NUL character", i+1, state.Items))
+			return poisoned(what, fmt.Sprintf("item %d of the phase contains a NUL character", state.Items+int64(i)+1))
 		}
 	}
 	return nil
