@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,7 +134,7 @@ func callConnector(ctx context.Context, api sap.Connector, endpoint string, req,
 			return nil
 		}
 		var se *sap.Error
-		if errors.As(err, &se) && refusal(se) {
+		if (errors.As(err, &se) && refusal(se)) || errors.Is(err, sap.ErrMalformedAnswer) {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -187,6 +188,9 @@ func (a *Activities) ProbeChanges(ctx context.Context, in workflows.ProbeInput) 
 		if err := callConnector(ctx, api, sap.EndpointProbeChanges, sap.ProbeChangesRequest{AfterSeq: after, Limit: syncPageSize}, &page); err != nil {
 			return res, connectorError("probe changes", err)
 		}
+		if len(page.Changes) > 0 && page.More && page.Changes[len(page.Changes)-1].Seq <= after {
+			return res, poisoned("probe changes", "the connector's change log did not move past the position asked for (a loop)")
+		}
 		if len(page.Changes) > 0 {
 			if err := a.index().RecordChanges(ctx, runID, page.Changes); err != nil {
 				return res, fmt.Errorf("record changes: %w", err)
@@ -203,13 +207,78 @@ func (a *Activities) ProbeChanges(ctx context.Context, in workflows.ProbeInput) 
 	return res, err
 }
 
-// connectorError keeps a connector's refusal from being retried forever.
+// connectorError keeps a connector's refusal, or an answer no retry can make usable, from
+// being retried forever.
 func connectorError(what string, err error) error {
 	var se *sap.Error
 	if errors.As(err, &se) && refusal(se) {
 		return temporal.NewNonRetryableApplicationError(what+": "+se.Error(), workflows.ErrTypeSyncRefused, nil)
 	}
+	var me *sap.MalformedError
+	if errors.As(err, &me) {
+		return poisoned(what, "the connector's answer is unusable: "+me.Reason)
+	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// poisoned fails the run at once with the reason: the connector sent something no retry
+// changes (an unusable answer, a NUL, a cursor loop, more items than a phase may hold).
+func poisoned(what, reason string) error {
+	return temporal.NewNonRetryableApplicationError(what+": "+reason, workflows.ErrTypeSyncRefused, nil)
+}
+
+// DefaultMaxItemsPerPhase caps the items of one index phase (SYNC_MAX_ITEMS_PER_PHASE): five
+// times the largest simulated landscape (1,000,000 objects), far above real systems' phases.
+const DefaultMaxItemsPerPhase = 5_000_000
+
+func (a *Activities) maxItemsPerPhase() int64 {
+	if a.Sync.MaxItemsPerPhase > 0 {
+		return a.Sync.MaxItemsPerPhase
+	}
+	return DefaultMaxItemsPerPhase
+}
+
+// checkPage refuses a page that would never let the phase end or cannot be stored: a next
+// cursor seen before in this phase (a loop), more items than the phase may hold, or a NUL
+// character (Postgres text cannot hold one). seen holds the phase's cursors so far.
+func (a *Activities) checkPage(phase string, state sapindex.PhaseState, page sap.IndexPage, seen map[string]bool) error {
+	what := "index " + phase
+	if page.NextCursor != "" && (page.NextCursor == state.Cursor || seen[page.NextCursor]) {
+		return poisoned(what, "the connector sent a cursor it had sent before in this phase (a cursor loop): the phase would never end")
+	}
+	if limit := a.maxItemsPerPhase(); state.Items+int64(len(page.Items)) > limit {
+		return poisoned(what, fmt.Sprintf("the connector sent more than %d items (SYNC_MAX_ITEMS_PER_PHASE)", limit))
+	}
+	if containsNUL(page.NextCursor) {
+		return poisoned(what, "the connector's cursor contains a NUL character")
+	}
+	for i, item := range page.Items {
+		if containsNUL(item) {
+			return poisoned(what, fmt.Sprintf("item %d of the phase contains a NUL character", state.Items+int64(i)+1))
+		}
+	}
+	return nil
+}
+
+// containsNUL reports whether a decoded JSON value holds a NUL in any key or string.
+func containsNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.IndexByte(v, 0) >= 0
+	case map[string]any:
+		for k, x := range v {
+			if strings.IndexByte(k, 0) >= 0 || containsNUL(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if containsNUL(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // IndexPhase pages one index phase from the connector into the build generation. Each page is
@@ -239,6 +308,7 @@ func (a *Activities) IndexPhase(ctx context.Context, in workflows.PhaseInput) (w
 	defer hb.stop()
 	hb.set(state.Cursor, state.Items, 0)
 	target := sapindex.Target{RunID: runID, WorkspaceID: ws, ConnectionID: conn, Generation: in.Generation, Phase: in.Phase}
+	seen := map[string]bool{state.Cursor: true} // this attempt's cursors: a repeat is a loop
 	for !state.Done {
 		var page sap.IndexPage
 		req := sap.IndexRequest{Cursor: state.Cursor, Limit: syncPageSize, AfterSeq: in.AfterSeq}
@@ -249,6 +319,9 @@ func (a *Activities) IndexPhase(ctx context.Context, in workflows.PhaseInput) (w
 			}
 			return workflows.PhaseResult{Items: state.Items}, connectorError("index "+in.Phase, err)
 		}
+		if err := a.checkPage(in.Phase, state, page, seen); err != nil {
+			return workflows.PhaseResult{Items: state.Items}, err
+		}
 		next, err := a.index().WritePage(ctx, target, state.Cursor, page)
 		if err != nil {
 			if isConnectionGone(err) {
@@ -257,6 +330,7 @@ func (a *Activities) IndexPhase(ctx context.Context, in workflows.PhaseInput) (w
 			return workflows.PhaseResult{Items: state.Items}, fmt.Errorf("write %s page: %w", in.Phase, err)
 		}
 		state = next
+		seen[state.Cursor] = true
 		hb.set(state.Cursor, state.Items, int64(page.Total))
 	}
 	hb.flush(ctx)

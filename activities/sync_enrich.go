@@ -23,6 +23,9 @@ type Sync struct {
 	DocsModel string
 	// MaxModelDocs caps model-written docs per run (0: sapenrich's default).
 	MaxModelDocs int
+	// MaxItemsPerPhase caps the items one index phase may bring (SYNC_MAX_ITEMS_PER_PHASE; 0:
+	// DefaultMaxItemsPerPhase); past it the run fails with the reason.
+	MaxItemsPerPhase int64
 	// Classifier grades custom code (nil: SAP's Cloudification Repository shipped with the product).
 	Classifier *cleancore.Classifier
 }

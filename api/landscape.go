@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +21,49 @@ import (
 
 func (s *Server) landscape() landscape.Reader {
 	return landscape.Reader{DB: s.Store.Pool, Cache: &s.landscapeCache}
+}
+
+// The GETs that read over whole indexes (dashboard, diff, inventory, Clean Core) have budgets of
+// their own, per user and per workspace: one member, or one workspace's members together,
+// cannot keep Postgres busy for every other tenant. Defaults when the Server's fields are 0:
+const (
+	DefaultIndexReadsPerMinute          = 60
+	DefaultIndexReadsPerWorkspaceMinute = 300
+)
+
+// indexReadAccess is workspaceAccess for a GET that reads over whole indexes: a member, and
+// within the budgets (429 rate_limited with Retry-After otherwise). The workspace's budget is
+// checked only for its members, so an outsider cannot use it up.
+func (s *Server) indexReadAccess(c *gin.Context) (store.Workspace, bool) {
+	w, ok := s.workspaceAccess(c, "id", false)
+	if !ok {
+		return w, false
+	}
+	perUser, perWorkspace := s.IndexReadsPerMinute, s.IndexReadsPerWorkspaceMinute
+	if perUser <= 0 {
+		perUser = DefaultIndexReadsPerMinute
+	}
+	if perWorkspace <= 0 {
+		perWorkspace = DefaultIndexReadsPerWorkspaceMinute
+	}
+	for _, b := range []struct {
+		key string
+		n   int
+		per string
+	}{{"ratelimit-index:user:" + userOf(c), perUser, "per user"}, {"ratelimit-index:workspace:" + w.ID.String(), perWorkspace, "per workspace"}} {
+		res, ok := s.checkLimitOf(c.Request.Context(), b.key, b.n)
+		if !ok {
+			continue // the limiter's Redis is unavailable: fail open, like the other budgets
+		}
+		if res.Allowed == 0 {
+			c.Header("X-RateLimit-Limit", strconv.Itoa(b.n))
+			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
+			fail(c, http.StatusTooManyRequests, "rate_limited", "too many index reads (dashboard, diff, inventory, Clean Core): at most "+
+				strconv.Itoa(b.n)+" per minute "+b.per+"; retry after the Retry-After seconds")
+			return w, false
+		}
+	}
+	return w, true
 }
 
 // defaultTopPackages is how many packages (and components) the dashboard lists per connection.
@@ -108,7 +152,7 @@ func objectFilter(c *gin.Context) (landscape.ObjectFilter, bool) {
 // getDashboard: analytics of every connection of the workspace; those without an index are
 // listed with status "none".
 func (s *Server) getDashboard(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.indexReadAccess(c)
 	if !ok {
 		return
 	}
@@ -142,7 +186,7 @@ func (s *Server) getDashboard(c *gin.Context) {
 // getDashboardDiff: what differs between two indexed connections of the workspace: counts of
 // each kind and one page of ?kind= (only_left, only_right, changed; default changed).
 func (s *Server) getDashboardDiff(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.indexReadAccess(c)
 	if !ok {
 		return
 	}
@@ -189,7 +233,7 @@ func (s *Server) getDashboardDiff(c *gin.Context) {
 
 // getDashboardObjects: the object inventory of one connection with filters.
 func (s *Server) getDashboardObjects(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.indexReadAccess(c)
 	if !ok {
 		return
 	}
@@ -225,7 +269,7 @@ func levelParam(c *gin.Context) (string, bool) {
 
 // getCleanCore: the distribution over levels and one page of the objects with findings.
 func (s *Server) getCleanCore(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.indexReadAccess(c)
 	if !ok {
 		return
 	}

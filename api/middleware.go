@@ -148,6 +148,11 @@ const defaultRateLimitTimeout = 250 * time.Millisecond
 // unavailable (Redis failed or did not answer within RateLimitTimeout, now or less than
 // limiterPause ago); callers then allow the mutation (fail open).
 func (s *Server) checkLimit(ctx context.Context, budget string) (*redis_rate.Result, bool) {
+	return s.checkLimitOf(ctx, budget, s.RateLimitPerMinute)
+}
+
+// checkLimitOf takes one request from a budget of perMinute requests a minute (see checkLimit).
+func (s *Server) checkLimitOf(ctx context.Context, budget string, perMinute int) (*redis_rate.Result, bool) {
 	if time.Now().UnixNano() < s.limiterPausedUntil.Load() {
 		return nil, false
 	}
@@ -157,7 +162,7 @@ func (s *Server) checkLimit(ctx context.Context, budget string) (*redis_rate.Res
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := s.Limiter.Allow(cctx, s.RedisPrefix+budget, redis_rate.PerMinute(s.RateLimitPerMinute))
+	res, err := s.Limiter.Allow(cctx, s.RedisPrefix+budget, redis_rate.PerMinute(perMinute))
 	if err != nil {
 		if ctx.Err() == nil { // the client leaving is no sign of an outage
 			s.limiterPausedUntil.Store(time.Now().Add(limiterPause).UnixNano())

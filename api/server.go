@@ -38,12 +38,16 @@ type Server struct {
 	Limiter            *redis_rate.Limiter
 	RedisPrefix        string
 	RateLimitPerMinute int
-	RateLimitTimeout   time.Duration // longest wait for the limiter's Redis before failing open
-	limiterPausedUntil atomic.Int64  // unix ns: the limiter skips Redis until then after a failure
-	AllowedOrigins     []string
-	Secrets            *secrets.Keyring
-	Blobs              blob.Store
-	MaxFileBytes       int64
+	// IndexReadsPerMinute and IndexReadsPerWorkspaceMinute budget the GETs that read over whole
+	// SAP indexes, per user and per workspace (landscape.go; 0: the defaults there).
+	IndexReadsPerMinute          int
+	IndexReadsPerWorkspaceMinute int
+	RateLimitTimeout             time.Duration // longest wait for the limiter's Redis before failing open
+	limiterPausedUntil           atomic.Int64  // unix ns: the limiter skips Redis until then after a failure
+	AllowedOrigins               []string
+	Secrets                      *secrets.Keyring
+	Blobs                        blob.Store
+	MaxFileBytes                 int64
 	// WorkspaceStorageBytes caps the bytes of all files of one workspace (0: no cap).
 	WorkspaceStorageBytes int64
 
@@ -79,12 +83,16 @@ type Server struct {
 	// Web serves the web chat at / (package web); nil: only the API answers.
 	Web http.Handler
 
-	landscapeCache landscape.Cache // figures over whole SAP indexes, per index version (landscape.go)
+	// LandscapeCacheBytes and LandscapeCacheWorkspaceBytes size landscapeCache and one
+	// workspace's share of it (0: landscape.DefaultCacheBudget, DefaultCacheShare).
+	LandscapeCacheBytes, LandscapeCacheWorkspaceBytes int64
+	landscapeCache                                    landscape.Cache // figures over whole SAP indexes, per index version (landscape.go)
 }
 
 // Router builds the gin engine with every route.
 func (s *Server) Router() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
+	s.landscapeCache.Budget, s.landscapeCache.Share = s.LandscapeCacheBytes, s.LandscapeCacheWorkspaceBytes
 	r := gin.New()
 	r.Use(s.recovery(), validText)
 	r.HandleMethodNotAllowed = true
@@ -196,25 +204,64 @@ func (s *Server) Router() *gin.Engine {
 	return r
 }
 
+// healthCheckTimeout bounds each dependency's check on its own: a hung one is named, and the
+// others still report what they are.
+const healthCheckTimeout = 2 * time.Second
+
 // health reports whether every dependency answers; load balancers take 503 as "not ready".
+// Postgres, Redis and Temporal are checked in parallel, each under its own deadline, so a
+// dependency that hangs cannot use up another's time and be blamed on it; "failed" names the
+// dependencies that did not answer.
 func (s *Server) health(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
-	defer cancel()
-	checks := map[string]string{"postgres": "ok", "redis": "ok", "temporal": "ok"}
-	healthy := true
-	if err := s.Store.Pool.Ping(ctx); err != nil {
-		checks["postgres"], healthy = "unavailable", false
+	probes := []struct {
+		name string
+		ping func(context.Context) error
+	}{
+		{"postgres", func(ctx context.Context) error { return s.Store.Pool.Ping(ctx) }},
+		{"redis", func(ctx context.Context) error { return s.Bus.Ping(ctx) }},
+		{"temporal", func(ctx context.Context) error {
+			_, err := s.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
+			return err
+		}},
 	}
-	if err := s.Bus.Ping(ctx); err != nil {
-		checks["redis"], healthy = "unavailable", false
+	// Each probe gets its deadline; the answer does not wait for a probe that ignores it.
+	type result struct {
+		i   int
+		err error
 	}
-	if _, err := s.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-		checks["temporal"], healthy = "unavailable", false
+	answers := make(chan result, len(probes))
+	for i, p := range probes {
+		go func() {
+			ctx, cancel := context.WithTimeout(c.Request.Context(), healthCheckTimeout)
+			defer cancel()
+			answers <- result{i, p.ping(ctx)}
+		}()
+	}
+	ok := make([]bool, len(probes))
+	deadline := time.NewTimer(healthCheckTimeout + 100*time.Millisecond)
+	defer deadline.Stop()
+collect:
+	for range probes {
+		select {
+		case r := <-answers:
+			ok[r.i] = r.err == nil
+		case <-deadline.C:
+			break collect
+		}
+	}
+	checks := map[string]string{}
+	failed := []string{}
+	for i, p := range probes {
+		checks[p.name] = "ok"
+		if !ok[i] {
+			checks[p.name] = "unavailable"
+			failed = append(failed, p.name)
+		}
 	}
 	status, word := http.StatusOK, "ok"
-	if !healthy {
+	if len(failed) > 0 {
 		status, word = http.StatusServiceUnavailable, "degraded"
 		c.Header("Retry-After", retryAfterOutage)
 	}
-	c.JSON(status, gin.H{"status": word, "checks": checks})
+	c.JSON(status, gin.H{"status": word, "checks": checks, "failed": failed})
 }

@@ -165,6 +165,8 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		Store:     d.Store, Bus: d.Bus, Hub: d.Hub(), Temporal: d.Temporal, TaskQueue: c.TaskQueue,
 		MaxMessageBytes: c.MaxMessageBytes, IdleTimeout: c.IdleTimeout, Log: d.Log,
 		Auth: verifier, Limiter: redis_rate.NewLimiter(limiterKeys{d.limiterRedis}), RedisPrefix: c.RedisPrefix, RateLimitPerMinute: c.RateLimitPerMinute,
+		IndexReadsPerMinute: c.IndexReadsPerMinute, IndexReadsPerWorkspaceMinute: c.IndexReadsPerWorkspaceMinute,
+		LandscapeCacheBytes: c.LandscapeCacheBytes, LandscapeCacheWorkspaceBytes: c.LandscapeCacheWorkspaceBytes,
 		RateLimitTimeout: c.RateLimitTimeout, TemporalTimeout: c.TemporalCallTimeout, AccessCheckEvery: c.StreamAccessCheck,
 		AllowedOrigins: c.AllowedOrigins, Secrets: keys, Blobs: blobs, MaxFileBytes: c.MaxFileBytes,
 		WorkspaceStorageBytes: c.WorkspaceStorageBytes, MaxSocketsPerUser: c.MaxSocketsPerUser,
@@ -215,7 +217,7 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 	return &activities.Activities{
 		Store: d.Store, Bus: d.Bus, Models: Models(d.Config), PrimaryModel: d.Config.PrimaryModel, Log: d.Log,
 		Temporal: d.Temporal, Blobs: blobs,
-		Sync: activities.Sync{EmbeddingsModel: d.Config.EmbeddingsModel, Classifier: classifier},
+		Sync: activities.Sync{EmbeddingsModel: d.Config.EmbeddingsModel, Classifier: classifier, MaxItemsPerPhase: d.Config.SyncMaxItemsPerPhase},
 		SAP: activities.SAP{Resolver: resolver, DirectCall: direct, Scripts: scripts,
 			ScriptLimit: script.Limits{MaxSteps: uint64(d.Config.CodeMaxSteps), Timeout: d.Config.CodeTimeout}},
 	}, nil

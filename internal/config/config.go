@@ -31,6 +31,9 @@ type Config struct {
 	OfflineLLMDelay   time.Duration
 	PrimaryModel      string // PRIMARY_MODEL: provider:model
 	EmbeddingsModel   string // EMBEDDINGS_MODEL: provider:model of the SAP index's embeddings
+	// SyncMaxItemsPerPhase caps the items one index phase of a sync may bring
+	// (SYNC_MAX_ITEMS_PER_PHASE); past it the run fails with the reason.
+	SyncMaxItemsPerPhase int64
 	// CLOUDIFICATION_REPOSITORY: a directory or http(s) base URL of SAP's Cloudification
 	// Repository files; empty: the copy shipped in the binary.
 	CloudificationRepository string
@@ -68,6 +71,16 @@ type Config struct {
 	// (MAX_SOCKETS_PER_USER).
 	MaxSocketsPerUser  int
 	RateLimitPerMinute int // RATE_LIMIT_PER_MINUTE: mutating requests per user
+	// IndexReadsPerMinute and IndexReadsPerWorkspaceMinute budget the GETs that read over whole
+	// SAP indexes (dashboard, diff, inventory, Clean Core) per user and per workspace
+	// (INDEX_READS_PER_MINUTE, INDEX_READS_PER_WORKSPACE_PER_MINUTE).
+	IndexReadsPerMinute          int
+	IndexReadsPerWorkspaceMinute int
+	// LandscapeCacheBytes and LandscapeCacheWorkspaceBytes size the API's cache of whole-index
+	// figures and the share one workspace may hold (LANDSCAPE_CACHE_BYTES,
+	// LANDSCAPE_CACHE_WORKSPACE_BYTES).
+	LandscapeCacheBytes          int64
+	LandscapeCacheWorkspaceBytes int64
 	// RateLimitTimeout bounds one rate-limit check in Redis (RATE_LIMIT_TIMEOUT); past it the
 	// request is allowed (fail open), so a Redis outage costs each mutation at most this.
 	RateLimitTimeout time.Duration
@@ -235,6 +248,10 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.MaxSocketsPerUser = r.integer("MAX_SOCKETS_PER_USER", 20)
 	c.RateLimitPerMinute = r.integer("RATE_LIMIT_PER_MINUTE", 60)
 	c.RateLimitTimeout = r.duration("RATE_LIMIT_TIMEOUT", 250*time.Millisecond)
+	c.IndexReadsPerMinute = r.integer("INDEX_READS_PER_MINUTE", 60)
+	c.IndexReadsPerWorkspaceMinute = r.integer("INDEX_READS_PER_WORKSPACE_PER_MINUTE", 300)
+	c.LandscapeCacheBytes = r.int64("LANDSCAPE_CACHE_BYTES", 256<<20)
+	c.LandscapeCacheWorkspaceBytes = r.int64("LANDSCAPE_CACHE_WORKSPACE_BYTES", 64<<20)
 	c.TemporalCallTimeout = r.duration("TEMPORAL_CALL_TIMEOUT", 5*time.Second)
 	c.StreamAccessCheck = r.duration("STREAM_ACCESS_CHECK_INTERVAL", 15*time.Second)
 	c.MaxLoopSteps = r.integer("MAX_LOOP_STEPS", 25)
@@ -280,6 +297,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 		defaultEmbeddings = "openai:text-embedding-3-small"
 	}
 	c.EmbeddingsModel = r.str("EMBEDDINGS_MODEL", defaultEmbeddings)
+	if c.SyncMaxItemsPerPhase = r.int64("SYNC_MAX_ITEMS_PER_PHASE", 5_000_000); c.SyncMaxItemsPerPhase <= 0 {
+		return Config{}, fmt.Errorf("SYNC_MAX_ITEMS_PER_PHASE must be positive, got %d", c.SyncMaxItemsPerPhase)
+	}
 	c.CloudificationRepository = r.str("CLOUDIFICATION_REPOSITORY", "")
 	c.CustomerNamespaces = splitList(r.str("CUSTOMER_NAMESPACES", ""))
 	for _, ns := range c.CustomerNamespaces {
@@ -308,6 +328,12 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if c.MaxFileBytes <= 0 || c.RateLimitPerMinute <= 0 {
 		return Config{}, fmt.Errorf("FILE_MAX_BYTES and RATE_LIMIT_PER_MINUTE must be positive")
+	}
+	if c.IndexReadsPerMinute <= 0 || c.IndexReadsPerWorkspaceMinute <= 0 {
+		return Config{}, fmt.Errorf("INDEX_READS_PER_MINUTE and INDEX_READS_PER_WORKSPACE_PER_MINUTE must be positive")
+	}
+	if c.LandscapeCacheBytes <= 0 || c.LandscapeCacheWorkspaceBytes <= 0 || c.LandscapeCacheWorkspaceBytes > c.LandscapeCacheBytes {
+		return Config{}, fmt.Errorf("LANDSCAPE_CACHE_BYTES and LANDSCAPE_CACHE_WORKSPACE_BYTES must be positive, the share at most the whole")
 	}
 	if c.WorkspaceStorageBytes <= 0 || c.MaxSocketsPerUser <= 0 {
 		return Config{}, fmt.Errorf("WORKSPACE_STORAGE_BYTES and MAX_SOCKETS_PER_USER must be positive")

@@ -74,7 +74,7 @@ func (r Reader) Dashboard(ctx context.Context, g Graph, topPackages int) (Dashbo
 	if g.Generation == 0 {
 		return d, nil
 	}
-	fig, err := cached(r.Cache, "figures", g.version(), func() (figures, error) { return r.figures(ctx, g) })
+	fig, err := cached(r.Cache, g.WorkspaceID, "figures", g.version(), func() (figures, error) { return r.figures(ctx, g) })
 	if err != nil {
 		return d, err
 	}
@@ -98,6 +98,11 @@ type figures struct {
 	Objects, CustomObjects, Relationships int64
 	ByType                                []TypeCount
 	ByPackage, ByComponent                []PackageCount // the MaxTop largest
+}
+
+// bytes estimates the figures' size in the cache.
+func (f figures) bytes() int64 {
+	return 64 + int64(len(f.ByType))*48 + int64(len(f.ByPackage)+len(f.ByComponent))*64
 }
 
 func (r Reader) figures(ctx context.Context, g Graph) (figures, error) {

@@ -57,26 +57,16 @@ func entriesOf(g Graph, alias string, f ObjectFilter, args []any) (string, []any
 		alias, n-2, n-1, n, cond), args
 }
 
-// DiffCounts counts what differs between two indexed connections: one merge of both indexes,
-// cached under both versions and the filter.
+// DiffCounts counts what differs between two indexed connections under f. The comparison of
+// both indexes is made once per pair of index versions and cached (in the left connection's
+// workspace share); every filter, ?q= included, is counted from it in memory.
 func (r Reader) DiffCounts(ctx context.Context, left, right Graph, f ObjectFilter) (DiffCounts, error) {
-	custom := "any"
-	if f.Custom != nil {
-		custom = fmt.Sprint(*f.Custom)
+	cmp, err := cached(r.Cache, left.WorkspaceID, "comparison", left.version()+"|"+right.version(),
+		func() (*comparison, error) { return r.compare(ctx, left, right) })
+	if err != nil {
+		return DiffCounts{}, err
 	}
-	key := fmt.Sprintf("%s|%s|%q|%q|%s|%q", left.version(), right.version(), f.Type, f.Package, custom, f.Query)
-	return cached(r.Cache, "diff", key, func() (DiffCounts, error) { return r.diffCounts(ctx, left, right, f) })
-}
-
-func (r Reader) diffCounts(ctx context.Context, left, right Graph, f ObjectFilter) (DiffCounts, error) {
-	var c DiffCounts
-	ls, args := entriesOf(left, "l", f, nil)
-	rs, args := entriesOf(right, "r", f, args)
-	err := r.DB.QueryRow(ctx, `SELECT count(*) FILTER (WHERE r.object_name IS NULL), count(*) FILTER (WHERE l.object_name IS NULL),
-		count(*) FILTER (WHERE l.content_hash <> r.content_hash), count(*) FILTER (WHERE l.content_hash = r.content_hash)
-		FROM (`+ls+`) l FULL JOIN (`+rs+`) r ON l.object_type = r.object_type AND l.object_name = r.object_name`, args...).
-		Scan(&c.OnlyLeft, &c.OnlyRight, &c.Changed, &c.Same)
-	return c, err
+	return cmp.count(f), nil
 }
 
 // DefaultDiffWindow is how many objects of one index a diff page walks at most.

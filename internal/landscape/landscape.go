@@ -41,6 +41,7 @@ var ErrNoIndex = errors.New("the connection has no index yet")
 
 // Graph is a connection and the state of its index.
 type Graph struct {
+	WorkspaceID     uuid.UUID       `json:"-"` // whose cache share the graph's figures use
 	ConnectionID    uuid.UUID       `json:"connection_id"`
 	Name            string          `json:"name"`
 	SystemType      string          `json:"system_type"`
@@ -96,6 +97,7 @@ func (r Reader) Graph(ctx context.Context, workspaceID, connectionID uuid.UUID) 
 	if errors.Is(err, pgx.ErrNoRows) {
 		return g, store.ErrNotFound
 	}
+	g.WorkspaceID = workspaceID
 	return g, err
 }
 
@@ -107,7 +109,11 @@ func (r Reader) Graphs(ctx context.Context, workspaceID uuid.UUID) ([]Graph, err
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Graph, error) { return scanGraph(row) })
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Graph, error) {
+		g, err := scanGraph(row)
+		g.WorkspaceID = workspaceID
+		return g, err
+	})
 }
 
 // Indexed loads a connection that has an index: store.ErrNotFound or ErrNoIndex otherwise.

@@ -401,3 +401,29 @@ func TestDiffPagesWalkABoundedWindow(t *testing.T) {
 		}
 	}
 }
+
+// A diff's counts under a new ?q= come from the comparison cached for the pair of index
+// versions: no new merge of both indexes (a row added under the same version does not show,
+// as with every cached figure), and the counts match the filter exactly.
+func TestDiffCountsOfANewQueryReuseTheComparison(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	r := landscape.Reader{DB: f.r.DB, Cache: &landscape.Cache{}}
+	ecc, s4 := f.graph(t, f.ecc), f.graph(t, f.s4)
+	c, err := r.DiffCounts(ctx, ecc, s4, landscape.ObjectFilter{Query: "sales"})
+	require.NoError(t, err)
+	assert.Equal(t, landscape.DiffCounts{OnlyLeft: 2, Changed: 1}, c) // ZSALES_BONUS, BAPI_SALESORDER_GETLIST; ZR_SALES_REPORT
+	f.ecc.Entries(t, E{Type: "TABL", Name: "ZSALES_NEW", Custom: true, Package: "ZSD"})
+	for _, q := range []string{"SAL", "sale", "S"} {
+		c, err = r.DiffCounts(ctx, ecc, s4, landscape.ObjectFilter{Query: q})
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), c.OnlyLeft, "q=%s: counted from the cached comparison, not merged again", q)
+	}
+	yes := true
+	c, err = r.DiffCounts(ctx, ecc, s4, landscape.ObjectFilter{Query: "bonus", Custom: &yes, Package: "ZSD", Type: "CLAS"})
+	require.NoError(t, err)
+	assert.Equal(t, landscape.DiffCounts{Same: 1}, c)
+	c, err = r.DiffCounts(ctx, ecc, s4, landscape.ObjectFilter{Package: "NOPE"})
+	require.NoError(t, err)
+	assert.Equal(t, landscape.DiffCounts{}, c)
+}

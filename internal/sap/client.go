@@ -38,6 +38,57 @@ type Client struct {
 // maxResponse bounds a connector's answer (a read_table of many rows stays far below).
 const maxResponse = 64 << 20
 
+// MaxAnswerDepth bounds how deeply a connector's answer may nest (objects and arrays): the
+// protocol's answers nest a few levels; a deeper one is hostile or broken.
+const MaxAnswerDepth = 64
+
+// ErrMalformedAnswer marks a connector answer no retry can make usable: larger than 64 MiB,
+// nested too deeply, not {"data": …}, or not of the endpoint's shape. Callers that retry
+// (the sync) stop at once on it (errors.Is).
+var ErrMalformedAnswer = errors.New("the connector's answer is unusable")
+
+// MalformedError says why an answer is unusable; it Is ErrMalformedAnswer.
+type MalformedError struct {
+	Endpoint, Reason string
+}
+
+func (e *MalformedError) Error() string {
+	return "connector " + e.Endpoint + ": the answer is unusable: " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrMalformedAnswer) true.
+func (e *MalformedError) Is(target error) bool { return target == ErrMalformedAnswer }
+
+// answerDepth is how deeply raw JSON nests objects and arrays (strings skipped, escapes too).
+// It stops counting past limit.
+func answerDepth(raw []byte, limit int) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, b := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > deepest {
+				if deepest = depth; deepest > limit {
+					return deepest
+				}
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // NewClient builds a client whose every connection is checked by guard at dial time. It uses
 // no proxy (a proxy would dial on our behalf, past the check) and never follows redirects.
 func NewClient(guard Guard, timeout time.Duration) *Client {
@@ -111,7 +162,7 @@ func (c *Client) Call(ctx context.Context, t Target, endpoint string, req, resp 
 		return fmt.Errorf("connector %s: reading the answer: %w", endpoint, err)
 	}
 	if len(raw) > maxResponse {
-		return fmt.Errorf("connector %s: answer larger than %d MiB", endpoint, maxResponse>>20)
+		return &MalformedError{endpoint, fmt.Sprintf("larger than %d MiB", maxResponse>>20)}
 	}
 	if res.StatusCode >= 300 && res.StatusCode < 400 {
 		return fmt.Errorf("connector %s answered with a redirect (%d), which is never followed", endpoint, res.StatusCode)
@@ -124,17 +175,20 @@ func (c *Client) Call(ctx context.Context, t Target, endpoint string, req, resp 
 		return &Error{Status: res.StatusCode, ErrorDetail: ErrorDetail{Code: statusCode(res.StatusCode),
 			Message: fmt.Sprintf("connector answered %d %s", res.StatusCode, http.StatusText(res.StatusCode))}}
 	}
+	if answerDepth(raw, MaxAnswerDepth) > MaxAnswerDepth {
+		return &MalformedError{endpoint, fmt.Sprintf("nested more than %d levels deep", MaxAnswerDepth)}
+	}
 	var envelope struct {
 		Data json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &envelope); err != nil || len(envelope.Data) == 0 {
-		return fmt.Errorf("connector %s: the answer is not {\"data\": …}", endpoint)
+		return &MalformedError{endpoint, `not {"data": …}`}
 	}
 	if resp == nil {
 		return nil
 	}
 	if err := json.Unmarshal(envelope.Data, resp); err != nil {
-		return fmt.Errorf("connector %s: unexpected answer: %w", endpoint, err)
+		return &MalformedError{endpoint, "unexpected answer: " + err.Error()}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,4 +132,30 @@ func TestClientSendsIdempotencyKeysOnWrites(t *testing.T) {
 		"/execute_rfc ", "/execute_rfc call_7/1",
 	}, got)
 	assert.Equal(t, "", IdempotencyKey(WithIdempotencyKey(context.Background(), "")))
+}
+
+// Answers no retry can make usable are ErrMalformedAnswer with the reason; a deep structure
+// inside a string is not nesting.
+func TestClientNamesUnusableAnswers(t *testing.T) {
+	answers := map[string]string{
+		"/deep":      `{"data":` + strings.Repeat("[", MaxAnswerDepth+1) + strings.Repeat("]", MaxAnswerDepth+1) + `}`,
+		"/envelope":  `{"items":[]}`,
+		"/shape":     `{"data":{"items":"x"}}`,
+		"/in-string": `{"data":{"items":[{"name":"` + strings.Repeat(`[{\"`, 100) + `"}]}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(answers[r.URL.Path]))
+	}))
+	defer srv.Close()
+	c := NewClient(Guard{}, 5*time.Second)
+	call := func(endpoint string) error {
+		var page IndexPage
+		return c.Call(context.Background(), Target{URL: srv.URL}, endpoint, struct{}{}, &page)
+	}
+	for endpoint, reason := range map[string]string{"deep": "nested more than 64 levels deep", "envelope": `not {"data": …}`, "shape": "unexpected answer"} {
+		err := call(endpoint)
+		require.ErrorIs(t, err, ErrMalformedAnswer, endpoint)
+		assert.Contains(t, err.Error(), reason)
+	}
+	assert.NoError(t, call("in-string"))
 }

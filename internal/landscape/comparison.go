@@ -1,0 +1,147 @@
+package landscape
+
+import (
+	"bytes"
+	"context"
+	"strings"
+)
+
+// comparison is two indexes merged once: every object of either side with its package and
+// custom flag on each side and whether both sides have the same content. Diff counts for any
+// filter (type, package, custom, a part of the name) are a pass over it in memory, so a new
+// ?q= costs a few milliseconds instead of another merge of both indexes in Postgres. It is kept
+// compact (names in one buffer, packages and types as indexes): about 35 bytes per object.
+type comparison struct {
+	names   []byte
+	objects []comparedObject
+	types   []string
+	pkgs    []string
+}
+
+type comparedObject struct {
+	end         uint32 // the name is names[previous end:end]
+	typ         int32
+	left, right int32 // package index on each side; -1: the side lacks the object
+	flags       uint8
+}
+
+const (
+	leftCustom uint8 = 1 << iota
+	rightCustom
+	sameContent
+)
+
+func (c *comparison) bytes() int64 {
+	n := int64(len(c.names)) + int64(len(c.objects))*20 + 128
+	for _, s := range c.types {
+		n += int64(len(s)) + 16
+	}
+	for _, s := range c.pkgs {
+		n += int64(len(s)) + 16
+	}
+	return n
+}
+
+// compare merges the two indexes (one full join in Postgres, streamed).
+func (r Reader) compare(ctx context.Context, left, right Graph) (*comparison, error) {
+	rows, err := r.DB.Query(ctx, `SELECT COALESCE(l.object_type, r.object_type), COALESCE(l.object_name, r.object_name),
+			COALESCE(l.package, ''), COALESCE(r.package, ''), l.object_name IS NOT NULL, r.object_name IS NOT NULL,
+			COALESCE(l.custom, false), COALESCE(r.custom, false), COALESCE(l.content_hash = r.content_hash, false)
+		FROM (SELECT object_type, object_name, package, custom, content_hash FROM sap_search_entries
+			WHERE connection_id = $1 AND generation = $2 AND category <> $5) l
+		FULL JOIN (SELECT object_type, object_name, package, custom, content_hash FROM sap_search_entries
+			WHERE connection_id = $3 AND generation = $4 AND category <> $5) r
+		ON l.object_type = r.object_type AND l.object_name = r.object_name`,
+		left.ConnectionID, left.Generation, right.ConnectionID, right.Generation, DocCategory)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	c := &comparison{}
+	types, pkgs := map[string]int32{}, map[string]int32{}
+	intern := func(m map[string]int32, list *[]string, s string) int32 {
+		i, ok := m[s]
+		if !ok {
+			i = int32(len(*list))
+			m[s] = i
+			*list = append(*list, s)
+		}
+		return i
+	}
+	var typ, name, lpkg, rpkg string
+	var inLeft, inRight, lcustom, rcustom, same bool
+	for rows.Next() {
+		if err := rows.Scan(&typ, &name, &lpkg, &rpkg, &inLeft, &inRight, &lcustom, &rcustom, &same); err != nil {
+			return nil, err
+		}
+		c.names = append(c.names, name...)
+		o := comparedObject{end: uint32(len(c.names)), typ: intern(types, &c.types, typ), left: -1, right: -1}
+		if inLeft {
+			o.left = intern(pkgs, &c.pkgs, lpkg)
+			if lcustom {
+				o.flags |= leftCustom
+			}
+		}
+		if inRight {
+			o.right = intern(pkgs, &c.pkgs, rpkg)
+			if rcustom {
+				o.flags |= rightCustom
+			}
+		}
+		if same {
+			o.flags |= sameContent
+		}
+		c.objects = append(c.objects, o)
+	}
+	return c, rows.Err()
+}
+
+// count counts the diff kinds under f exactly as the SQL of the diff pages sees them: each side
+// is filtered on its own (its package and custom flag), then the sides are matched by key.
+func (c *comparison) count(f ObjectFilter) DiffCounts {
+	var out DiffCounts
+	typ, pkg := int32(-1), int32(-1)
+	if f.Type != "" {
+		if typ = index(c.types, f.Type); typ < 0 {
+			return out
+		}
+	}
+	if f.Package != "" {
+		if pkg = index(c.pkgs, f.Package); pkg < 0 {
+			return out
+		}
+	}
+	q := []byte(strings.ToUpper(f.Query))
+	side := func(p int32, custom bool) bool {
+		return p >= 0 && (pkg < 0 || p == pkg) && (f.Custom == nil || *f.Custom == custom)
+	}
+	start := uint32(0)
+	for _, o := range c.objects {
+		name := c.names[start:o.end]
+		start = o.end
+		if (typ >= 0 && o.typ != typ) || (len(q) > 0 && !bytes.Contains(name, q)) {
+			continue
+		}
+		l, r := side(o.left, o.flags&leftCustom != 0), side(o.right, o.flags&rightCustom != 0)
+		switch {
+		case l && r && o.flags&sameContent != 0:
+			out.Same++
+		case l && r:
+			out.Changed++
+		case l:
+			out.OnlyLeft++
+		case r:
+			out.OnlyRight++
+		}
+	}
+	return out
+}
+
+func index(list []string, s string) int32 {
+	for i, v := range list {
+		if v == s {
+			return int32(i)
+		}
+	}
+	return -1
+}
