@@ -45,6 +45,11 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	if err != nil {
 		return workflows.ToolResult{}, err
 	}
+	// The workspace's four-eyes rule as it is now: a write runs only with a second person's yes.
+	grant, refused, err := a.callApproval(ctx, agent, in)
+	if err != nil {
+		return workflows.ToolResult{}, err
+	}
 	topic := events.AgentTopic(in.AgentID)
 	a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":running", Type: "tool_update",
 		Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "running", "arguments": in.Call.Arguments}})
@@ -54,7 +59,10 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	// Every write the call sends carries <agent>/<call>/<n>: a retry repeats the same keys, and
 	// the connector answers them from memory instead of writing again. Call IDs are unique only
 	// within a conversation, hence the agent.
-	content, toolErr := a.runTool(sap.WithIdempotencyKey(ctx, in.AgentID+"/"+in.Call.ID), agent, in.UserID, in.Call)
+	content, toolErr := "", refused
+	if refused == nil {
+		content, toolErr = a.runTool(sap.WithIdempotencyKey(withApproval(ctx, grant), in.AgentID+"/"+in.Call.ID), agent, in.UserID, in.Call)
+	}
 	elapsed := time.Since(start)
 
 	// From here on only bookkeeping: it is retried for a while and never fails the activity.
