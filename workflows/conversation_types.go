@@ -185,8 +185,8 @@ type TurnContext struct {
 	ChosenPolicy string `json:",omitempty"`
 	// FourEyes is the workspace's four-eyes rule at the turn's start: every write asks another
 	// person, whatever the policy.
-	FourEyes bool `json:",omitempty"`
-	Model  string // provider:model the turn uses (shown to operators)
+	FourEyes bool   `json:",omitempty"`
+	Model    string // provider:model the turn uses (shown to operators)
 	// Seq is where the message was stored (0 in old histories: the proposed seq).
 	Seq int64
 	// Duplicate: the message was already stored by an earlier run (a client re-sent its

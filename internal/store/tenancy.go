@@ -209,8 +209,8 @@ type Workspace struct {
 	// MaxToolPolicy bounds every member's tool policy (run_everything: no bound).
 	MaxToolPolicy string    `json:"max_tool_policy"`
 	CreatedBy     string    `json:"created_by"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // effectiveRole: org owners and admins administer every workspace of their org.
