@@ -27,7 +27,7 @@ type AuditEntry struct {
 	WorkspaceID uuid.UUID       `json:"workspace_id"`
 	Actor       string          `json:"actor"`
 	Action      string          `json:"action"`
-	Subject     string          `json:"subject,omitempty"` // the member a member change concerns
+	Subject     string          `json:"subject"` // the member a member change concerns ("" for workspace changes)
 	Before      json.RawMessage `json:"before"`
 	After       json.RawMessage `json:"after"`
 	CreatedAt   time.Time       `json:"created_at"`
