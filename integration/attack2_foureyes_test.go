@@ -111,7 +111,11 @@ func (f *fourEyesEnv) pending(evs []event) authorityEvent {
 			return a
 		}
 	}
-	f.t.Fatalf("no approval was asked; the call ran: %v", evs)
+	var seen []string
+	for _, ev := range evs {
+		seen = append(seen, ev.Type)
+	}
+	f.t.Fatalf("no approval was asked; the call ran (events: %v)", seen)
 	return authorityEvent{}
 }
 
