@@ -111,10 +111,8 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 	if tc.Model == "" {
 		tc.Model = a.PrimaryModel
 	}
-	if in.Message.UserID != "" {
-		if tc.Policy, err = a.Store.ToolPolicy(ctx, agent.WorkspaceID, in.Message.UserID); err != nil {
-			return tc, fmt.Errorf("load tool policy: %w", err)
-		}
+	if err := a.turnRules(ctx, agent.WorkspaceID, in.Message.UserID, &tc); err != nil {
+		return tc, err
 	}
 	parts, err := a.attachmentParts(ctx, agent.WorkspaceID, in.Message.Attachments)
 	if err != nil {
@@ -137,6 +135,23 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 	a.publish(ctx, topic, events.Event{ID: "msg:" + saved.ID.String(), Type: "message", Fields: map[string]any{"message": saved}})
 	a.publish(ctx, topic, events.Event{ID: in.EventID, Type: "status", Fields: map[string]any{"status": workflows.StatusActive}})
 	return tc, nil
+}
+
+// turnRules sets the turn's tool rules: the sender's chosen policy bounded by the workspace's
+// max_tool_policy, and its four-eyes rule. Decided here (recorded in history) so the whole turn
+// follows the rules as they were when it started.
+func (a *Activities) turnRules(ctx context.Context, workspaceID uuid.UUID, user string, tc *workflows.TurnContext) error {
+	r, err := a.Store.ToolRules(ctx, workspaceID, user)
+	if errors.Is(err, store.ErrNotFound) {
+		return badInput("the agent's workspace no longer exists", err)
+	}
+	if err != nil {
+		return fmt.Errorf("load tool policy: %w", err)
+	}
+	tc.ChosenPolicy = r.Chosen
+	tc.Policy = string(tools.EffectivePolicy(tools.Policy(r.Chosen), tools.Policy(r.Max)))
+	tc.FourEyes = r.FourEyes
+	return nil
 }
 
 // ParkMessage stores a queued message's content before the workflow continues as new.

@@ -53,7 +53,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	topic := events.AgentTopic(in.AgentID)
 	stored, err := a.Store.GetMessage(ctx, agentID, msgID)
 	if err == nil {
-		return a.storedReply(ctx, topic, stored, in.Policy), nil
+		return a.storedReply(ctx, topic, stored, turnRule(in)), nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return workflows.TurnResult{}, fmt.Errorf("look up reply: %w", err)
@@ -155,7 +155,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	for i, c := range assembled {
 		providerIDs[i] = c.ID
 	}
-	toolCalls := decideCalls(a.registry(), msgID, assembled, tools.Policy(in.Policy))
+	toolCalls := decideCalls(a.registry(), msgID, assembled, turnRule(in))
 	if stopped {
 		status, toolCalls = "stopped", nil // half-streamed calls never run
 		ctx = context.WithoutCancel(ctx)
@@ -170,14 +170,14 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	}
 	// Another attempt may have stored its reply first (a worker thought dead that was not):
 	// what is stored is the answer.
-	res := a.storedReply(ctx, topic, saved, in.Policy)
+	res := a.storedReply(ctx, topic, saved, turnRule(in))
 	res.RequestTokens, res.Compact = win.Tokens, win.Omitted
 	return res, nil
 }
 
 // storedReply announces a stored reply (event IDs make a repeat a no-op) and returns it as the
 // activity's result: the tool calls the transcript holds, with modes decided now.
-func (a *Activities) storedReply(ctx context.Context, topic string, m store.Message, policy string) workflows.TurnResult {
+func (a *Activities) storedReply(ctx context.Context, topic string, m store.Message, rule tools.Rule) workflows.TurnResult {
 	a.publish(ctx, topic, events.Event{ID: "msg:" + m.ID.String() + ":end", Type: "stream_end", Fields: map[string]any{"message_id": m.ID}})
 	a.publish(ctx, topic, events.Event{ID: "msg:" + m.ID.String(), Type: "message", Fields: map[string]any{"message": m}})
 	res := workflows.TurnResult{
@@ -193,7 +193,7 @@ func (a *Activities) storedReply(ctx context.Context, topic string, m store.Mess
 			stored = append(stored, workflows.ToolCall{ID: p.ID, Name: p.Name, Arguments: p.Arguments})
 		}
 	}
-	res.ToolCalls = classifyCalls(a.registry(), stored, tools.Policy(policy))
+	res.ToolCalls = classifyCalls(a.registry(), stored, rule)
 	return res
 }
 
@@ -212,17 +212,23 @@ func ProductCallID(replyID uuid.UUID, i int) string {
 	return "call_" + strings.ReplaceAll(id.String(), "-", "")[:24]
 }
 
+// turnRule is the rule the turn's calls are classified by: the sender's effective policy and
+// the workspace's four eyes, as BeginTurn found them.
+func turnRule(in workflows.TurnInput) tools.Rule {
+	return tools.Rule{Policy: tools.Policy(in.Policy), FourEyes: in.FourEyes}
+}
+
 // decideCalls gives the model's calls the product's IDs and classifies them.
-func decideCalls(reg *tools.Registry, replyID uuid.UUID, calls []workflows.ToolCall, policy tools.Policy) []workflows.ToolCall {
+func decideCalls(reg *tools.Registry, replyID uuid.UUID, calls []workflows.ToolCall, rule tools.Rule) []workflows.ToolCall {
 	for i := range calls {
 		calls[i].ID = ProductCallID(replyID, i)
 	}
-	return classifyCalls(reg, calls, policy)
+	return classifyCalls(reg, calls, rule)
 }
 
 // classifyCalls decides each call's mode with this deploy's tool definitions, or why it
 // cannot run. The workflow follows what this returns (it is recorded in history).
-func classifyCalls(reg *tools.Registry, calls []workflows.ToolCall, policy tools.Policy) []workflows.ToolCall {
+func classifyCalls(reg *tools.Registry, calls []workflows.ToolCall, rule tools.Rule) []workflows.ToolCall {
 	out := make([]workflows.ToolCall, len(calls))
 	for i, c := range calls {
 		c.Mode, c.Invalid = "", ""
@@ -230,7 +236,7 @@ func classifyCalls(reg *tools.Registry, calls []workflows.ToolCall, policy tools
 			c.Invalid = fmt.Sprintf("not run: at most %d tool calls per step; make this call again in your next step", MaxToolCallsPerStep)
 		} else {
 			var mode tools.Mode
-			mode, c.Invalid = reg.Classify(c.Name, c.Arguments, policy)
+			mode, c.Invalid = reg.ClassifyUnder(c.Name, c.Arguments, rule)
 			c.Mode = string(mode)
 		}
 		out[i] = c

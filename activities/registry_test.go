@@ -110,10 +110,10 @@ func TestANewDefinitionIsOfferedAndRunsEndToEnd(t *testing.T) {
 	assert.Contains(t, one[tools.ExecuteCode], "double(", "execute_code documents the new helper")
 
 	// Classified with the worker's registry (the product's does not know it).
-	calls := classifyCalls(a.registry(), []workflows.ToolCall{{ID: "c", Name: "echo", Arguments: `{"text":"hi"}`}}, tools.ReadsOnly)
+	calls := classifyCalls(a.registry(), []workflows.ToolCall{{ID: "c", Name: "echo", Arguments: `{"text":"hi"}`}}, tools.Rule{Policy: tools.ReadsOnly})
 	assert.Equal(t, string(tools.Auto), calls[0].Mode)
 	assert.Empty(t, calls[0].Invalid)
-	calls = classifyCalls(tools.Default(), []workflows.ToolCall{{ID: "c", Name: "echo", Arguments: `{"text":"hi"}`}}, tools.ReadsOnly)
+	calls = classifyCalls(tools.Default(), []workflows.ToolCall{{ID: "c", Name: "echo", Arguments: `{"text":"hi"}`}}, tools.Rule{Policy: tools.ReadsOnly})
 	assert.Equal(t, "unknown tool echo", calls[0].Invalid)
 
 	// Run by the tool activity and written to the action log.

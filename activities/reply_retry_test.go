@@ -66,7 +66,7 @@ func TestCallsBeyondTheStepLimitAreNotRun(t *testing.T) {
 	for i := 0; i < MaxToolCallsPerStep+3; i++ {
 		calls = append(calls, workflows.ToolCall{Name: tools.ListNotes, Arguments: "{}", ID: fmt.Sprint("p", i)})
 	}
-	got := decideCalls(tools.Default(), uuid.New(), calls, tools.ReadsOnly)
+	got := decideCalls(tools.Default(), uuid.New(), calls, tools.Rule{Policy: tools.ReadsOnly})
 	for i, c := range got {
 		if i < MaxToolCallsPerStep {
 			assert.Empty(t, c.Invalid)

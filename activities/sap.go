@@ -60,7 +60,8 @@ type codeCallRecord struct {
 // execute-code-allowed tools, run here in the worker when the script calls them; each nested
 // call is validated against its tool's schema like a direct call and runs through its
 // definition with the script's env (one SAP session for the script). Approval, when a write
-// helper is referenced, was given for the whole script by the workflow. Every failure of the
+// helper is referenced, was given for the whole script by the workflow; each helper call that
+// writes is checked against it as it runs (helperMayRun). Every failure of the
 // script, its sandbox included, is the tool's error (a result the model reads), never the
 // activity's, so Temporal does not run a script that killed its sandbox again.
 func (a *Activities) runCode(ctx context.Context, env tools.Env, code string) (string, error) {
@@ -68,6 +69,7 @@ func (a *Activities) runCode(ctx context.Context, env tools.Env, code string) (s
 		return "", errors.New("execute_code is not available: this worker has no script sandbox")
 	}
 	reg := a.registry()
+	approved := approvalOf(ctx) // the script's approval: each helper call is checked against it
 	call := func(ctx context.Context, _ int, helper string, hargs map[string]any) (any, error) {
 		def, ok := reg.Get(helper)
 		if !ok || !def.ExecuteCodeAllowed {
@@ -79,6 +81,9 @@ func (a *Activities) runCode(ctx context.Context, env tools.Env, code string) (s
 		}
 		parsed, err := def.ParseArguments(string(raw))
 		if err != nil {
+			return nil, err
+		}
+		if err := helperMayRun(approved, def, parsed); err != nil {
 			return nil, err
 		}
 		out, err := def.Run(ctx, env, parsed)

@@ -48,13 +48,21 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	if err != nil {
 		return workflows.ToolResult{}, err
 	}
+	// The workspace's four-eyes rule as it is now: a write runs only with a second person's yes.
+	grant, refused, err := a.callApproval(ctx, agent, in)
+	if err != nil {
+		return workflows.ToolResult{}, err
+	}
 	topic := events.AgentTopic(in.AgentID)
 	a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":running", Type: "tool_update",
 		Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "running", "arguments": in.Call.Arguments}})
 
 	start := time.Now()
 	defer heartbeatEvery(ctx, toolHeartbeat)()
-	content, toolErr := a.runTool(sap.WithIdempotencyKey(ctx, toolIdempotencyKey(in.AgentID, in.Call.ID)), agent, in.UserID, in.Call)
+	content, toolErr := "", refused
+	if refused == nil {
+		content, toolErr = a.runTool(sap.WithIdempotencyKey(withApproval(ctx, grant), toolIdempotencyKey(in.AgentID, in.Call.ID)), agent, in.UserID, in.Call)
+	}
 	elapsed := time.Since(start)
 	if toolErr != nil && attemptCutOff(ctx) {
 		// Not the tool's failure: this attempt was cut off and Temporal runs (or already runs)

@@ -47,6 +47,17 @@ var (
 		"sync_timezone":   map[string]any{"type": "string", "description": "IANA time zone of both crons; default UTC"}})
 )
 
+var (
+	policyEnum       = enum("ask_every_time", "run_reads_only", "run_everything")
+	toolPolicySchema = props(map[string]any{"policy": policyEnum, "effective_policy": policyEnum, "max_tool_policy": policyEnum, "four_eyes": boolean})
+	auditEntrySchema = props(map[string]any{"id": uuidStr, "workspace_id": uuidStr, "actor": strType,
+		"action":     enum("workspace.update", "workspace.settings", "member.add", "member.role", "member.remove", "member.tool_policy"),
+		"subject":    map[string]any{"type": "string", "description": "the member a member change concerns; empty for workspace changes"},
+		"before":     map[string]any{"type": "object", "description": "the changed values before the change ({} for an addition)"},
+		"after":      map[string]any{"type": "object", "description": "the changed values after it ({} for a removal)"},
+		"created_at": map[string]any{"type": "string", "format": "date-time"}})
+)
+
 var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/health", Summary: "Dependency health (200 ok, 503 degraded)", Status: 200, Public: true},
 	{Method: "GET", Path: "/api/openapi.json", Summary: "This document", Status: 200, Public: true},
@@ -76,8 +87,8 @@ var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/workspaces", Summary: "List visible workspaces (?org_id=)", Status: 200},
 	{Method: "POST", Path: "/api/workspaces", Summary: "Create a workspace (org admin)", Status: 201, Body: obj([]string{"org_id", "name"}, map[string]any{"org_id": uuidStr, "name": str(200)})},
 	{Method: "GET", Path: "/api/workspaces/{id}", Summary: "Get a workspace", Status: 200},
-	{Method: "PATCH", Path: "/api/workspaces/{id}", Summary: "Rename a workspace, set who may decide tool calls (admin)", Status: 200,
-		Body: obj(nil, map[string]any{"name": str(200), "admins_may_approve": map[string]any{"type": "boolean"}, "four_eyes": map[string]any{"type": "boolean"}})},
+	{Method: "PATCH", Path: "/api/workspaces/{id}", Summary: "Rename a workspace, set who may decide tool calls and the members' maximum tool policy (admin; recorded in the audit log)", Status: 200,
+		Body: obj(nil, map[string]any{"name": str(200), "admins_may_approve": boolean, "four_eyes": boolean, "max_tool_policy": policyEnum})},
 	{Method: "DELETE", Path: "/api/workspaces/{id}", Summary: "Delete a workspace and everything in it (admin): hidden at once, removed by a deletion workflow", Status: 202},
 	{Method: "GET", Path: "/api/deletions/{kind}/{id}", Summary: "Progress of a deletion (kind workspace or org; the requester or an org owner)", Status: 200},
 	{Method: "GET", Path: "/api/workspaces/{id}/members", Summary: "List workspace members", Status: 200},
@@ -86,9 +97,12 @@ var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/workspaces/{id}/settings", Summary: "Workspace settings object", Status: 200},
 	{Method: "PUT", Path: "/api/workspaces/{id}/settings", Summary: "Replace workspace settings (admin, ≤ 64 KB)", Status: 200, Body: map[string]any{"type": "object"}},
 
-	{Method: "GET", Path: "/api/workspaces/{id}/tool-policy", Summary: "The caller's tool policy in this workspace", Status: 200},
-	{Method: "PUT", Path: "/api/workspaces/{id}/tool-policy", Summary: "Set the caller's tool policy", Status: 200,
-		Body: obj([]string{"policy"}, map[string]any{"policy": map[string]any{"enum": []string{"ask_every_time", "run_reads_only", "run_everything"}}})},
+	{Method: "GET", Path: "/api/workspaces/{id}/tool-policy", Summary: "The caller's tool policy in this workspace: chosen, effective (bounded by max_tool_policy) and four eyes", Status: 200,
+		Response: toolPolicySchema},
+	{Method: "PUT", Path: "/api/workspaces/{id}/tool-policy", Summary: "Set the caller's tool policy (recorded in the audit log)", Status: 200,
+		Body: obj([]string{"policy"}, map[string]any{"policy": policyEnum}), Response: toolPolicySchema},
+	{Method: "GET", Path: "/api/workspaces/{id}/audit-log", Summary: "Every change of the workspace's settings and members: who, what, before, after, when; newest first (admin)", Status: 200,
+		Query: pageQuery, Response: listOf(auditEntrySchema, nil)},
 	{Method: "GET", Path: "/api/workspaces/{id}/actions", Summary: "Action log of the workspace (?tool=&user_id=&success=&agent_id=)", Status: 200},
 	{Method: "GET", Path: "/api/workspaces/{id}/ws", Summary: "WebSocket of the workspace's events (sync progress; resume with ?after=<epoch>:<seq>)", Status: 101},
 	{Method: "GET", Path: "/api/workspaces/{id}/source", Summary: "ABAP source of an object: from the index when it holds the custom object (from: index), else or with live=true from the connector as the caller's SAP user (from: live)", Status: 200,

@@ -147,6 +147,7 @@ func (s *Server) Router() *gin.Engine {
 	a.GET("/workspaces/:id/tool-policy", s.getToolPolicy)
 	a.PUT("/workspaces/:id/tool-policy", s.putToolPolicy)
 	a.GET("/workspaces/:id/actions", s.listWorkspaceActions)
+	a.GET("/workspaces/:id/audit-log", s.listAuditLog)
 	a.GET("/workspaces/:id/ws", s.workspaceSocket)
 
 	a.GET("/workspaces/:id/source", s.getSource)

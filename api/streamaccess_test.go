@@ -41,7 +41,7 @@ func TestRemovedMembersStreamsEndWithinOnePeriod(t *testing.T) {
 	require.NoError(t, err)
 	_, err = st.SetOrgMember(ctx, org.ID, "bob", store.RoleMember)
 	require.NoError(t, err)
-	_, err = st.SetWorkspaceMember(ctx, ws.ID, "bob", store.RoleMember)
+	_, err = st.SetWorkspaceMember(ctx, ws.ID, "bob", store.RoleMember, "alice")
 	require.NoError(t, err)
 
 	period := 200 * time.Millisecond

@@ -22,7 +22,14 @@ func (s *Server) getToolPolicy(c *gin.Context) {
 		s.storeFailed(c, err, "tool policy")
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"policy": p})
+	c.JSON(http.StatusOK, policyView(w, p))
+}
+
+// policyView shows the member's chosen policy and what applies: the choice bounded by the
+// workspace's maximum, and four eyes (every write asks another member).
+func policyView(w store.Workspace, chosen string) gin.H {
+	return gin.H{"policy": chosen, "effective_policy": tools.EffectivePolicy(tools.Policy(chosen), tools.Policy(w.MaxToolPolicy)),
+		"max_tool_policy": w.MaxToolPolicy, "four_eyes": w.FourEyes}
 }
 
 type toolPolicyRequest struct {
@@ -47,7 +54,7 @@ func (s *Server) putToolPolicy(c *gin.Context) {
 		s.storeFailed(c, err, "tool policy")
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"policy": req.Policy})
+	c.JSON(http.StatusOK, policyView(w, req.Policy))
 }
 
 // listAgentActions is the agent's action log.

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/tools"
 )
 
 const maxSettingsBytes = 64 << 10
@@ -87,6 +88,8 @@ type updateWorkspaceRequest struct {
 	// Who may decide tool calls (docs/api.md, "Who decides a tool call").
 	AdminsMayApprove *bool `json:"admins_may_approve"`
 	FourEyes         *bool `json:"four_eyes"`
+	// MaxToolPolicy bounds every member's tool policy (docs/tools.md, "Policies").
+	MaxToolPolicy *string `json:"max_tool_policy"`
 }
 
 func (s *Server) updateWorkspace(c *gin.Context) {
@@ -98,11 +101,15 @@ func (s *Server) updateWorkspace(c *gin.Context) {
 	if !decodeJSON(c, 16<<10, &req) {
 		return
 	}
-	if req.Name == nil && req.AdminsMayApprove == nil && req.FourEyes == nil {
-		badRequest(c, "missing_field", "nothing to update: give name, admins_may_approve and/or four_eyes")
+	if req.Name == nil && req.AdminsMayApprove == nil && req.FourEyes == nil && req.MaxToolPolicy == nil {
+		badRequest(c, "missing_field", "nothing to update: give name, admins_may_approve, four_eyes and/or max_tool_policy")
 		return
 	}
-	u := store.WorkspaceUpdate{AdminsMayApprove: req.AdminsMayApprove, FourEyes: req.FourEyes}
+	if req.MaxToolPolicy != nil && !tools.ValidPolicy(tools.Policy(*req.MaxToolPolicy)) {
+		badRequest(c, "invalid_policy", "max_tool_policy must be ask_every_time, run_reads_only or run_everything")
+		return
+	}
+	u := store.WorkspaceUpdate{AdminsMayApprove: req.AdminsMayApprove, FourEyes: req.FourEyes, MaxToolPolicy: req.MaxToolPolicy}
 	if req.Name != nil {
 		name, ok := requiredName(c, "name", *req.Name, 200)
 		if !ok {
@@ -110,7 +117,7 @@ func (s *Server) updateWorkspace(c *gin.Context) {
 		}
 		u.Name = &name
 	}
-	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, u); err != nil {
+	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, userOf(c), u); err != nil {
 		s.storeFailed(c, err, "workspace")
 		return
 	}
@@ -147,7 +154,7 @@ func (s *Server) addWorkspaceMember(c *gin.Context) {
 		badRequest(c, "invalid_role", "role must be admin or member")
 		return
 	}
-	m, err := s.Store.SetWorkspaceMember(c.Request.Context(), w.ID, user, req.Role)
+	m, err := s.Store.SetWorkspaceMember(c.Request.Context(), w.ID, user, req.Role, userOf(c))
 	if err != nil {
 		s.storeFailed(c, err, "member")
 		return
@@ -194,9 +201,28 @@ func (s *Server) putWorkspaceSettings(c *gin.Context) {
 		badRequest(c, "invalid_json", "settings must not contain NUL characters")
 		return
 	}
-	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, store.WorkspaceUpdate{Settings: raw}); err != nil {
+	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, userOf(c), store.WorkspaceUpdate{Settings: raw}); err != nil {
 		s.storeFailed(c, err, "workspace")
 		return
 	}
 	c.Data(http.StatusOK, "application/json; charset=utf-8", raw)
+}
+
+// listAuditLog is the workspace's audit log (admins only): every change of its settings and
+// members, who made it, the values before and after, newest first.
+func (s *Server) listAuditLog(c *gin.Context) {
+	w, ok := s.workspaceAccess(c, "id", true)
+	if !ok {
+		return
+	}
+	cur, limit, ok := listParams(c)
+	if !ok {
+		return
+	}
+	entries, err := s.Store.ListAuditLog(c.Request.Context(), w.ID, cur, limit+1)
+	if err != nil {
+		s.storeFailed(c, err, "audit log")
+		return
+	}
+	page(c, entries, limit, func(e store.AuditEntry) store.Cursor { return store.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
 }

@@ -14,6 +14,7 @@ import (
 func TestMayDecide(t *testing.T) {
 	write := PendingApproval{ToolCallID: "w1", Mode: string(tools.ConfirmBefore), RequestedBy: "alice"}
 	after := PendingApproval{ToolCallID: "e1", Mode: string(tools.ConfirmAfter), RequestedBy: "alice"}
+	fourEyesWrite := PendingApproval{ToolCallID: "w2", Mode: string(tools.ConfirmBefore), RequestedBy: "alice", FourEyes: true}
 	cases := []struct {
 		name    string
 		req     ApproveRequest
@@ -36,6 +37,10 @@ func TestMayDecide(t *testing.T) {
 		{"four eyes: second member rejects", ApproveRequest{DecidedBy: "bob", FourEyes: true}, write, false, true},
 		{"four eyes: confirm-after stays with the requester", ApproveRequest{DecidedBy: "alice", FourEyes: true}, after, true, true},
 		{"four eyes: confirm-after not for others", ApproveRequest{DecidedBy: "bob", FourEyes: true}, after, true, false},
+		// Four eyes at request time holds after the workspace switched it off.
+		{"requested under four eyes, off now: requester approves", ApproveRequest{DecidedBy: "alice", DeciderIsAdmin: true, AdminsMayApprove: true}, fourEyesWrite, true, false},
+		{"requested under four eyes, off now: requester rejects", ApproveRequest{DecidedBy: "alice"}, fourEyesWrite, false, true},
+		{"requested under four eyes, off now: second member approves", ApproveRequest{DecidedBy: "bob"}, fourEyesWrite, true, true},
 	}
 	for _, tc := range cases {
 		err := mayDecide(tc.req, tc.call, tc.approve)
@@ -109,4 +114,30 @@ func TestFourEyesWriteIsApprovedBySomeoneElse(t *testing.T) {
 	require.NotNil(t, rejected)
 	assert.Equal(t, "alice", rejected["decided_by"])
 	assert.Equal(t, "w2", rejected["tool_call_id"])
+}
+
+// A write requested under four eyes waits for a second person even with the requester's
+// run_everything policy, and switching four eyes off afterwards does not let the requester
+// approve it (issue 18 finding 1).
+func TestFourEyesAtRequestTimeOutlivesTheWorkspaceSwitchingItOff(t *testing.T) {
+	f := &loopFakes{policy: string(tools.RunEverything), fourEyes: true,
+		steps: []TurnResult{{ToolCalls: []ToolCall{call("w1", tools.SaveNote, finalNote), call("r1", tools.ListNotes, `{}`)}}, {}}}
+	env := newLoopEnv(f)
+	sendAt(env, time.Second, "save it")
+	var st State
+	stateAt(env, 30*time.Second, &st)
+	var own, bob updateResult
+	// The admin switched four eyes off (the API sends the rule as it is now) and approves her own write.
+	approveAs(env, time.Minute, &own, ApproveRequest{Decisions: []Decision{{ToolCallID: "w1", Approved: true}}, DecidedBy: "alice",
+		DeciderIsAdmin: true, AdminsMayApprove: true})
+	approveAs(env, 2*time.Minute, &bob, ApproveRequest{Decisions: []Decision{{ToolCallID: "w1", Approved: true}}, DecidedBy: "bob"})
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, st.PendingApprovals, 1, "the read ran, the write waits")
+	assert.Equal(t, "w1", st.PendingApprovals[0].ToolCallID)
+	assert.True(t, st.PendingApprovals[0].FourEyes)
+	require.ErrorContains(t, own.err, "four eyes")
+	require.NoError(t, bob.err)
+	assert.Equal(t, []string{"r1", "w1"}, f.ran)
+	assert.Equal(t, "bob", f.deciders["w1"])
 }

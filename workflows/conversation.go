@@ -283,16 +283,18 @@ func (c *conversation) validateDecisions(_ workflow.Context, req ApproveRequest)
 // it (AdminsMayApprove), a workspace admin may decide too. With four eyes, a write
 // (confirm_before_execution) needs a second person: its requester may only reject it, and any
 // other member of the workspace may approve or reject it (admins included, whether or not
-// AdminsMayApprove is set). Calls that already ran (confirm_after_execution) keep the default.
+// AdminsMayApprove is set). Four eyes applies when the workspace has it now or had it when the
+// call was requested, so switching it off does not let a requester approve their own write.
+// Calls that already ran (confirm_after_execution) keep the default.
 func mayDecide(req ApproveRequest, p PendingApproval, approve bool) error {
 	by := req.DecidedBy
 	if by == "" {
 		return notAllowed("the decision does not name who made it")
 	}
-	if req.FourEyes && p.Mode == string(tools.ConfirmBefore) {
+	if (req.FourEyes || p.FourEyes) && p.Mode == string(tools.ConfirmBefore) {
 		if by == p.RequestedBy && approve {
-			return notAllowed("this workspace requires a second person's approval for writes (four eyes): you cannot approve tool call " +
-				p.ToolCallID + " yourself; another member must approve it (you may reject it)")
+			return notAllowed("this call needs a second person's approval (four eyes, the workspace's rule when it was requested or now): " +
+				"you cannot approve tool call " + p.ToolCallID + " yourself; another member must approve it (you may reject it)")
 		}
 		return nil
 	}
@@ -428,7 +430,7 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 		if len(res.ToolCalls) == 0 {
 			break
 		}
-		results := c.runTools(turnCtx, msg, res.ToolCalls, tools.Policy(tc.Policy))
+		results := c.runTools(turnCtx, msg, res.ToolCalls, tools.Policy(tc.Policy), tc.FourEyes)
 		// Results are stored even after a stop: every call the model made gets an answer, so
 		// the transcript stays valid for the next turn.
 		if err := c.saveToolResults(ctx, results); err != nil {
@@ -490,6 +492,7 @@ func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int
 		Seq:       c.lastSeq,
 		Step:      step,
 		Policy:    tc.Policy,
+		FourEyes:  tc.FourEyes,
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		Summary:             strings.TrimSpace("model reply " + tc.Model),
@@ -520,7 +523,7 @@ func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int
 
 // runTools classifies a step's calls by policy, asks for approvals, and runs what may run
 // (in parallel), returning one result per call in call order.
-func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []ToolCall, policy tools.Policy) []ToolResult {
+func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []ToolCall, policy tools.Policy, fourEyes bool) []ToolResult {
 	results := make([]ToolResult, len(calls))
 	modes := make([]tools.Mode, len(calls))
 	if workflow.GetVersion(ctx, versionRecordedMode, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
@@ -540,7 +543,7 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 	for i, call := range calls {
 		if modes[i] == tools.ConfirmBefore || (modes[i] == tools.ConfirmAfter && !results[i].IsError) {
 			a := &approval{PendingApproval: PendingApproval{ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments,
-				Mode: string(modes[i]), RequestedBy: c.sender}}
+				Mode: string(modes[i]), RequestedBy: c.sender, FourEyes: fourEyes}}
 			if modes[i] == tools.ConfirmAfter {
 				r := results[i]
 				a.Result = &r

@@ -139,6 +139,10 @@ type PendingApproval struct {
 	Result     *ToolResult `json:"result,omitempty"` // confirm_after_execution: what the user reviews
 	// RequestedBy is the user whose message led to the call: the one who decides it.
 	RequestedBy string `json:"requested_by,omitempty"`
+	// FourEyes: the workspace required four eyes when the call was requested. A decision applies
+	// the stricter of this and the rule when it is made, so switching four eyes off does not let
+	// a requester approve their own write (false in histories recorded before it).
+	FourEyes bool `json:"four_eyes,omitempty"`
 }
 
 // Decision approves or rejects one pending call.
@@ -174,8 +178,15 @@ type StopResult struct {
 
 // TurnContext is what BeginTurn loads for the loop.
 type TurnContext struct {
-	Policy string // the sender's tool policy in the agent's workspace
-	Model  string // provider:model the turn uses (shown to operators)
+	// Policy is the sender's effective tool policy: their chosen one bounded by the workspace's
+	// max_tool_policy (histories recorded before the bound hold the chosen one).
+	Policy string
+	// ChosenPolicy is the policy the sender chose (shown to operators; empty in old histories).
+	ChosenPolicy string `json:",omitempty"`
+	// FourEyes is the workspace's four-eyes rule at the turn's start: every write asks another
+	// person, whatever the policy.
+	FourEyes bool   `json:",omitempty"`
+	Model    string // provider:model the turn uses (shown to operators)
 	// Seq is where the message was stored (0 in old histories: the proposed seq).
 	Seq int64
 	// Duplicate: the message was already stored by an earlier run (a client re-sent its
@@ -214,8 +225,10 @@ type TurnInput struct {
 	MessageID string // ID of the assistant message to write
 	Seq       int64  // its seq in the transcript
 	Step      int    // model step within the turn (0 first)
-	Policy    string // the sender's tool policy: the activity decides each call's mode with it
+	Policy    string // the sender's effective tool policy: the activity decides each call's mode with it
 	Try       int    // the workflow's try after model errors (1 first); 0 in old histories
+	// FourEyes: every write asks for approval, whatever Policy (TurnContext.FourEyes).
+	FourEyes bool `json:",omitempty"`
 }
 
 // TurnResult summarises a finished reply (never its text: that is in Postgres).

@@ -23,6 +23,7 @@ type loopFakes struct {
 	steps     []TurnResult
 	stepCalls int
 	policy    string
+	fourEyes  bool // the workspace's four-eyes rule BeginTurn reports
 	ran       []string
 	deciders  map[string]string // ExecuteTool's DecidedBy by call ID
 	published []EventInput
@@ -34,7 +35,7 @@ type loopFakes struct {
 func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
 	LoadConversation.Register(env, func(context.Context, string) (int64, error) { return 0, nil })
 	BeginTurn.Register(env, func(_ context.Context, in BeginTurnInput) (TurnContext, error) {
-		return TurnContext{Policy: f.policy, Seq: in.Seq}, nil
+		return TurnContext{Policy: f.policy, FourEyes: f.fourEyes, Seq: in.Seq}, nil
 	})
 	GenerateReply.Register(env, func(ctx context.Context, in TurnInput) (TurnResult, error) {
 		f.mu.Lock()
@@ -56,7 +57,7 @@ func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
 		res := f.steps[i]
 		res.ToolCalls = append([]ToolCall(nil), res.ToolCalls...)
 		for j, c := range res.ToolCalls {
-			mode, invalid := tools.Default().Classify(c.Name, c.Arguments, tools.Policy(in.Policy))
+			mode, invalid := tools.Default().ClassifyUnder(c.Name, c.Arguments, tools.Rule{Policy: tools.Policy(in.Policy), FourEyes: in.FourEyes})
 			res.ToolCalls[j].Mode, res.ToolCalls[j].Invalid = string(mode), invalid
 		}
 		return res, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/google/uuid"
@@ -203,24 +204,26 @@ type Workspace struct {
 	Settings json.RawMessage `json:"settings"`
 	// Who may decide tool calls (docs/api.md, "Who decides a tool call"): admins too, and four
 	// eyes (a write needs a second person's approval).
-	AdminsMayApprove bool      `json:"admins_may_approve"`
-	FourEyes         bool      `json:"four_eyes"`
-	CreatedBy        string    `json:"created_by"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
+	AdminsMayApprove bool `json:"admins_may_approve"`
+	FourEyes         bool `json:"four_eyes"`
+	// MaxToolPolicy bounds every member's tool policy (run_everything: no bound).
+	MaxToolPolicy string    `json:"max_tool_policy"`
+	CreatedBy     string    `json:"created_by"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // effectiveRole: org owners and admins administer every workspace of their org.
 const workspaceColumns = `w.id, w.org_id, w.name,
 	coalesce(CASE WHEN om.role IN ('owner', 'admin') THEN 'admin' ELSE wm.role END, ''),
-	w.settings, w.admins_may_approve, w.four_eyes, w.created_by, w.created_at, w.updated_at`
+	w.settings, w.admins_may_approve, w.four_eyes, w.max_tool_policy, w.created_by, w.created_at, w.updated_at`
 
 const workspaceAccessJoins = `LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = $2
 	LEFT JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2`
 
 func scanWorkspace(r pgx.Row) (Workspace, error) {
 	var w Workspace
-	err := r.Scan(&w.ID, &w.OrgID, &w.Name, &w.Role, &w.Settings, &w.AdminsMayApprove, &w.FourEyes, &w.CreatedBy, &w.CreatedAt, &w.UpdatedAt)
+	err := r.Scan(&w.ID, &w.OrgID, &w.Name, &w.Role, &w.Settings, &w.AdminsMayApprove, &w.FourEyes, &w.MaxToolPolicy, &w.CreatedBy, &w.CreatedAt, &w.UpdatedAt)
 	w.CreatedAt, w.UpdatedAt = w.CreatedAt.UTC(), w.UpdatedAt.UTC()
 	return w, err
 }
@@ -270,14 +273,64 @@ type WorkspaceUpdate struct {
 	Settings         json.RawMessage
 	AdminsMayApprove *bool
 	FourEyes         *bool
+	MaxToolPolicy    *string
 }
 
-// UpdateWorkspace applies a change in one statement.
-func (s *Store) UpdateWorkspace(ctx context.Context, id uuid.UUID, u WorkspaceUpdate) error {
-	_, err := s.Pool.Exec(ctx, `UPDATE workspaces SET name = coalesce($2, name), settings = coalesce($3, settings),
-		admins_may_approve = coalesce($4, admins_may_approve), four_eyes = coalesce($5, four_eyes),
-		updated_at = now() WHERE id = $1`, id, u.Name, u.Settings, u.AdminsMayApprove, u.FourEyes)
-	return err
+// UpdateWorkspace applies a change made by actor and records what it changed in the audit log,
+// in one transaction. ErrNotFound when the workspace is gone.
+func (s *Store) UpdateWorkspace(ctx context.Context, id uuid.UUID, actor string, u WorkspaceUpdate) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		var cur Workspace
+		err := tx.QueryRow(ctx, `SELECT name, settings, admins_may_approve, four_eyes, max_tool_policy FROM workspaces WHERE id = $1 FOR UPDATE`, id).
+			Scan(&cur.Name, &cur.Settings, &cur.AdminsMayApprove, &cur.FourEyes, &cur.MaxToolPolicy)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE workspaces SET name = coalesce($2, name), settings = coalesce($3, settings),
+			admins_may_approve = coalesce($4, admins_may_approve), four_eyes = coalesce($5, four_eyes),
+			max_tool_policy = coalesce($6, max_tool_policy), updated_at = now() WHERE id = $1`,
+			id, u.Name, u.Settings, u.AdminsMayApprove, u.FourEyes, u.MaxToolPolicy); err != nil {
+			return err
+		}
+		before, after := map[string]any{}, map[string]any{}
+		changed := func(key string, old, new any) {
+			before[key], after[key] = old, new
+		}
+		if u.Name != nil && *u.Name != cur.Name {
+			changed("name", cur.Name, *u.Name)
+		}
+		if u.AdminsMayApprove != nil && *u.AdminsMayApprove != cur.AdminsMayApprove {
+			changed("admins_may_approve", cur.AdminsMayApprove, *u.AdminsMayApprove)
+		}
+		if u.FourEyes != nil && *u.FourEyes != cur.FourEyes {
+			changed("four_eyes", cur.FourEyes, *u.FourEyes)
+		}
+		if u.MaxToolPolicy != nil && *u.MaxToolPolicy != cur.MaxToolPolicy {
+			changed("max_tool_policy", cur.MaxToolPolicy, *u.MaxToolPolicy)
+		}
+		if len(after) > 0 {
+			if err := RecordAudit(ctx, tx, id, actor, AuditWorkspaceUpdate, "", before, after); err != nil {
+				return err
+			}
+		}
+		if u.Settings != nil && !sameJSON(cur.Settings, u.Settings) {
+			return RecordAudit(ctx, tx, id, actor, AuditWorkspaceSettings, "",
+				map[string]json.RawMessage{"settings": cur.Settings}, map[string]json.RawMessage{"settings": u.Settings})
+		}
+		return nil
+	})
+}
+
+// sameJSON compares two JSON documents by value (jsonb reorders keys and spaces).
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // DeleteWorkspace removes a workspace and everything in it.
@@ -291,16 +344,34 @@ func (s *Store) ListWorkspaceMembers(ctx context.Context, id uuid.UUID) ([]Membe
 	return s.members(ctx, `SELECT user_id, role, created_at FROM workspace_members WHERE workspace_id = $1 ORDER BY created_at, user_id`, id)
 }
 
-// SetWorkspaceMember adds or updates a member; they must belong to the workspace's org.
-func (s *Store) SetWorkspaceMember(ctx context.Context, id uuid.UUID, user, role string) (Member, error) {
+// SetWorkspaceMember adds or updates a member (they must belong to the workspace's org) and
+// records the addition or role change made by actor in the audit log, in one transaction.
+func (s *Store) SetWorkspaceMember(ctx context.Context, id uuid.UUID, user, role, actor string) (Member, error) {
 	var m Member
-	err := s.Pool.QueryRow(ctx, `INSERT INTO workspace_members (workspace_id, user_id, role)
-		SELECT w.id, $2, $3 FROM workspaces w JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2 WHERE w.id = $1
-		ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = EXCLUDED.role
-		RETURNING user_id, role, created_at`, id, user, role).Scan(&m.UserID, &m.Role, &m.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return m, ErrNotOrgMember
-	}
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		var old string
+		err := tx.QueryRow(ctx, `SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE`, id, user).Scan(&old)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		err = tx.QueryRow(ctx, `INSERT INTO workspace_members (workspace_id, user_id, role)
+			SELECT w.id, $2, $3 FROM workspaces w JOIN org_members om ON om.org_id = w.org_id AND om.user_id = $2 WHERE w.id = $1
+			ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = EXCLUDED.role
+			RETURNING user_id, role, created_at`, id, user, role).Scan(&m.UserID, &m.Role, &m.CreatedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotOrgMember
+		}
+		if err != nil {
+			return err
+		}
+		switch old {
+		case "":
+			return RecordAudit(ctx, tx, id, actor, AuditMemberAdd, user, nil, map[string]string{"role": role})
+		case role:
+			return nil
+		}
+		return RecordAudit(ctx, tx, id, actor, AuditMemberRole, user, map[string]string{"role": old}, map[string]string{"role": role})
+	})
 	m.CreatedAt = m.CreatedAt.UTC()
 	return m, err
 }

@@ -22,11 +22,45 @@ func (s *Store) ToolPolicy(ctx context.Context, workspaceID uuid.UUID, user stri
 	return p, err
 }
 
-// SetToolPolicy stores the user's tool policy in a workspace.
+// SetToolPolicy stores the user's tool policy in a workspace and records a change in the
+// audit log, in one transaction (members choose their own policy: the actor is the user).
 func (s *Store) SetToolPolicy(ctx context.Context, workspaceID uuid.UUID, user, policy string) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO tool_policies (workspace_id, user_id, policy) VALUES ($1, $2, $3)
-		ON CONFLICT (workspace_id, user_id) DO UPDATE SET policy = EXCLUDED.policy, updated_at = now()`, workspaceID, user, policy)
-	return err
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		old := DefaultToolPolicy
+		err := tx.QueryRow(ctx, `SELECT policy FROM tool_policies WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE`, workspaceID, user).Scan(&old)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO tool_policies (workspace_id, user_id, policy) VALUES ($1, $2, $3)
+			ON CONFLICT (workspace_id, user_id) DO UPDATE SET policy = EXCLUDED.policy, updated_at = now()`, workspaceID, user, policy); err != nil {
+			return err
+		}
+		if old == policy {
+			return nil
+		}
+		return RecordAudit(ctx, tx, workspaceID, user, AuditMemberToolPolicy, user, map[string]string{"policy": old}, map[string]string{"policy": policy})
+	})
+}
+
+// ToolRules is what decides a member's tool calls in a workspace: the policy they chose, the
+// workspace's maximum and its four-eyes rule.
+type ToolRules struct {
+	Chosen   string
+	Max      string
+	FourEyes bool
+}
+
+// ToolRules loads a member's tool rules (the default policy when they chose none); ErrNotFound
+// when the workspace is gone.
+func (s *Store) ToolRules(ctx context.Context, workspaceID uuid.UUID, user string) (ToolRules, error) {
+	var r ToolRules
+	err := s.Pool.QueryRow(ctx, `SELECT coalesce(p.policy, $3), w.max_tool_policy, w.four_eyes FROM workspaces w
+		LEFT JOIN tool_policies p ON p.workspace_id = w.id AND p.user_id = $2 WHERE w.id = $1`, workspaceID, user, DefaultToolPolicy).
+		Scan(&r.Chosen, &r.Max, &r.FourEyes)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, ErrNotFound
+	}
+	return r, err
 }
 
 // Note is one of an agent's notes (the built-in tools' data).

@@ -44,6 +44,46 @@ const (
 // ValidPolicy reports whether p is a known policy.
 func ValidPolicy(p Policy) bool { return p == AskEveryTime || p == ReadsOnly || p == RunEverything }
 
+// policyRank orders policies by how much runs without asking.
+var policyRank = map[Policy]int{AskEveryTime: 0, ReadsOnly: 1, RunEverything: 2}
+
+// EffectivePolicy is the member's chosen policy bounded by the workspace's maximum: the one of
+// the two that lets less run without asking. An unknown value counts as run_reads_only.
+func EffectivePolicy(chosen, max Policy) Policy {
+	if !ValidPolicy(chosen) {
+		chosen = ReadsOnly
+	}
+	if !ValidPolicy(max) {
+		max = ReadsOnly
+	}
+	if policyRank[max] < policyRank[chosen] {
+		return max
+	}
+	return chosen
+}
+
+// Rule is what decides the modes of one turn's calls: the requester's effective policy and the
+// workspace's four-eyes rule at the turn's start.
+type Rule struct {
+	Policy Policy
+	// FourEyes: every write asks for approval (which its requester cannot give), whatever the policy.
+	FourEyes bool
+}
+
+// Mode is the execution mode of one call under the rule.
+func (r Rule) Mode(d *Definition, args map[string]any) Mode {
+	if r.FourEyes && Writes(d, args) {
+		return ConfirmBefore
+	}
+	return Decide(d, args, r.Policy)
+}
+
+// Writes reports whether a call changes data: its mode under run_reads_only is to ask first
+// (for execute_code, a script that references a write helper).
+func Writes(d *Definition, args map[string]any) bool {
+	return Decide(d, args, ReadsOnly) == ConfirmBefore
+}
+
 // Definition is one tool: everything needed to offer, classify and run it (docs/tools.md).
 type Definition struct {
 	Name              string
@@ -194,6 +234,11 @@ func (d *Definition) Schema() json.RawMessage { return json.RawMessage(d.Paramet
 // Classify decides how a call runs under the policy, or why it cannot run at all (invalid is
 // then a message for the model).
 func (r *Registry) Classify(name, arguments string, p Policy) (mode Mode, invalid string) {
+	return r.ClassifyUnder(name, arguments, Rule{Policy: p})
+}
+
+// ClassifyUnder is Classify under a turn's whole rule (policy and four eyes).
+func (r *Registry) ClassifyUnder(name, arguments string, rule Rule) (mode Mode, invalid string) {
 	def, ok := r.Get(name)
 	switch {
 	case name == "":
@@ -205,5 +250,5 @@ func (r *Registry) Classify(name, arguments string, p Policy) (mode Mode, invali
 	if err != nil {
 		return "", err.Error()
 	}
-	return Decide(def, args, p), ""
+	return rule.Mode(def, args), ""
 }
