@@ -63,6 +63,7 @@ func (a *Activities) Register(r workflows.Registry) {
 	workflows.PublishEvent.Register(r, a.PublishEvent)
 	workflows.GenerateTitle.Register(r, a.GenerateTitle)
 	workflows.ParkMessage.Register(r, a.ParkMessage)
+	workflows.DropMessages.Register(r, a.DropMessages)
 	workflows.CompactConversation.Register(r, a.CompactConversation)
 	workflows.MarkDeleting.Register(r, a.MarkDeleting)
 	workflows.ListWorkspaceAgents.Register(r, a.ListWorkspaceAgents)
@@ -105,6 +106,9 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 	}
 	agent, err := a.loadAgent(ctx, agentID)
 	if err != nil {
+		return tc, err
+	}
+	if err := a.refuseRemovedSender(ctx, agent, in.Message); err != nil {
 		return tc, err
 	}
 	tc.Model = agent.Model

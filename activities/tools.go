@@ -45,6 +45,9 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	if err != nil {
 		return workflows.ToolResult{}, err
 	}
+	if res, refused, err := a.refuseRemovedRequester(ctx, agent, in); err != nil || refused {
+		return res, err
+	}
 	topic := events.AgentTopic(in.AgentID)
 	a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":running", Type: "tool_update",
 		Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "running", "arguments": in.Call.Arguments}})

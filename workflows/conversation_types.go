@@ -30,6 +30,9 @@ const (
 	// network). The workflow retries it a bounded number of times itself, so crashed workers and
 	// heartbeat timeouts (which Temporal retries without limit) never use up this budget.
 	ErrTypeModelUnavailable = "ModelUnavailable"
+	// ErrTypeNotMember marks a turn whose sender may no longer use the agent's workspace: it is
+	// refused, never retried.
+	ErrTypeNotMember = "NotMember"
 )
 
 // Conversation statuses (seed 000 "Persistent state").
