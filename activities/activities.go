@@ -189,7 +189,11 @@ func (a *Activities) SetStatus(ctx context.Context, in workflows.StatusInput) er
 
 // PublishError tells the conversation's clients that a turn failed.
 func (a *Activities) PublishError(ctx context.Context, in workflows.ErrorInput) error {
-	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Type: "error", Fields: map[string]any{"error": in.Message}})
+	fields := map[string]any{"error": in.Message}
+	if in.MessageID != "" {
+		fields["message_id"] = in.MessageID
+	}
+	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Type: "error", Fields: fields})
 	return nil
 }
 

@@ -418,7 +418,16 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 	tc, err := BeginTurn.RunLocal(infraLocal(ctx, "record user message"), begin)
 	if err != nil {
 		// Only input that can never be stored gets here; outages are retried until they end.
-		c.publishError(ctx, msg.ID, "could not record the message: "+rootMessage(err))
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) && appErr.Type() == ErrTypeNotMember {
+			// Its sender was removed: the message is refused, the clients told which one.
+			in := ErrorInput{AgentID: c.in.AgentID, Message: appErr.Message(), EventID: "turn:" + msg.ID + ":error", MessageID: msg.ID}
+			if err := PublishError.RunLocal(infraLocal(ctx, "publish error"), in); err != nil {
+				workflow.GetLogger(ctx).Warn("error event not published", "error", err)
+			}
+		} else {
+			c.publishError(ctx, msg.ID, "could not record the message: "+rootMessage(err))
+		}
 		c.finishTurn(ctx, msg.ID)
 		return
 	}

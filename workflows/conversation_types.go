@@ -257,6 +257,9 @@ type ErrorInput struct {
 	AgentID string
 	Message string
 	EventID string
+	// MessageID names the user message that was not answered, when the turn was refused before
+	// it began (its sender was removed); clients stop showing it as queued.
+	MessageID string `json:",omitempty"`
 }
 
 // RemovedRequesterReason is the reason given for the calls of a member who was removed while

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/sapagent/sapagent/internal/tools"
@@ -160,4 +161,38 @@ func TestRemovingAnotherMemberLeavesTheTurnAlone(t *testing.T) {
 	assert.Equal(t, []string{"w1"}, f.ran)
 	assert.Empty(t, r.dropped)
 	assert.NotContains(t, f.events, "stopped")
+}
+
+// A turn whose sender was removed before it began (BeginTurn refuses it) ends at once with an
+// error naming the message, is not retried, and the next message is answered.
+func TestTurnOfARemovedSenderIsRefusedOnceAndTheNextRuns(t *testing.T) {
+	f := &loopFakes{}
+	env := newLoopEnv(f)
+	var begins []string
+	var errs []ErrorInput
+	BeginTurn.Register(env, func(_ context.Context, in BeginTurnInput) (TurnContext, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		begins = append(begins, in.Message.UserID)
+		if in.Message.UserID == "bob" {
+			return TurnContext{}, temporal.NewNonRetryableApplicationError("message not answered: "+RemovedSenderReason, ErrTypeNotMember, nil)
+		}
+		return TurnContext{Seq: in.Seq}, nil
+	})
+	PublishError.Register(env, func(_ context.Context, in ErrorInput) error {
+		f.mu.Lock()
+		errs = append(errs, in)
+		f.mu.Unlock()
+		return nil
+	})
+	bob := uuid.NewString()
+	sendAs(env, time.Second, "bob", bob, "bob's")
+	sendAs(env, 2*time.Second, "alice", uuid.NewString(), "alice's")
+	run(env, ConversationInput{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"bob", "alice"}, begins, "tried once, never retried")
+	require.Len(t, errs, 1)
+	assert.Equal(t, "message not answered: "+RemovedSenderReason, errs[0].Message)
+	assert.Equal(t, bob, errs[0].MessageID)
+	assert.Equal(t, 1, f.stepCalls, "only alice's message reaches the model")
 }
