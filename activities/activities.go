@@ -63,6 +63,7 @@ func (a *Activities) Register(r workflows.Registry) {
 	workflows.PublishEvent.Register(r, a.PublishEvent)
 	workflows.GenerateTitle.Register(r, a.GenerateTitle)
 	workflows.ParkMessage.Register(r, a.ParkMessage)
+	workflows.DropMessages.Register(r, a.DropMessages)
 	workflows.CompactConversation.Register(r, a.CompactConversation)
 	workflows.MarkDeleting.Register(r, a.MarkDeleting)
 	workflows.ListWorkspaceAgents.Register(r, a.ListWorkspaceAgents)
@@ -105,6 +106,9 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 	}
 	agent, err := a.loadAgent(ctx, agentID)
 	if err != nil {
+		return tc, err
+	}
+	if err := a.refuseRemovedSender(ctx, agent, in.Message); err != nil {
 		return tc, err
 	}
 	tc.Model = agent.Model
@@ -200,7 +204,11 @@ func (a *Activities) SetStatus(ctx context.Context, in workflows.StatusInput) er
 
 // PublishError tells the conversation's clients that a turn failed.
 func (a *Activities) PublishError(ctx context.Context, in workflows.ErrorInput) error {
-	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Type: "error", Fields: map[string]any{"error": in.Message}})
+	fields := map[string]any{"error": in.Message}
+	if in.MessageID != "" {
+		fields["message_id"] = in.MessageID
+	}
+	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Type: "error", Fields: fields})
 	return nil
 }
 

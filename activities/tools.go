@@ -48,6 +48,9 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	if err != nil {
 		return workflows.ToolResult{}, err
 	}
+	if res, refused, err := a.refuseRemovedRequester(ctx, agent, in); err != nil || refused {
+		return res, err
+	}
 	// The workspace's four-eyes rule as it is now: a write runs only with a second person's yes.
 	grant, refused, err := a.callApproval(ctx, agent, in)
 	if err != nil {

@@ -164,9 +164,11 @@ func (s *Server) removeOrgMember(c *gin.Context) {
 			return
 		}
 	}
-	if err := s.Store.RemoveOrgMember(c.Request.Context(), o.ID, user); err != nil {
+	lost, err := s.Store.RemoveOrgMember(c.Request.Context(), o.ID, user)
+	if err != nil {
 		s.storeFailed(c, err, "member")
 		return
 	}
+	s.forgetMember(c.Request.Context(), lost, user)
 	c.Status(http.StatusNoContent)
 }

@@ -58,7 +58,8 @@ func TestRemovedMembersStreamsEndWithinOnePeriod(t *testing.T) {
 		_, done := ended(g)
 		assert.False(t, done, "members keep their streams")
 	}
-	require.NoError(t, st.RemoveWorkspaceMember(ctx, ws.ID, "bob"))
+	_, err = st.RemoveWorkspaceMember(ctx, ws.ID, "bob")
+	require.NoError(t, err)
 	time.Sleep(period + 100*time.Millisecond)
 	for _, g := range bobs {
 		e, done := ended(g)

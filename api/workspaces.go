@@ -168,10 +168,12 @@ func (s *Server) removeWorkspaceMember(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if err := s.Store.RemoveWorkspaceMember(c.Request.Context(), w.ID, user); err != nil {
+	lost, err := s.Store.RemoveWorkspaceMember(c.Request.Context(), w.ID, user)
+	if err != nil {
 		s.storeFailed(c, err, "member")
 		return
 	}
+	s.forgetMember(c.Request.Context(), lost, user)
 	c.Status(http.StatusNoContent)
 }
 

@@ -83,6 +83,8 @@ var (
 	PublishEvent     = Effect[EventInput]{"PublishEvent"}
 	GenerateTitle    = Activity[string, string]{"GenerateTitle"}
 	ParkMessage      = Effect[ParkInput]{"ParkMessage"}
+	// DropMessages forgets queued messages of a removed member (RemoveMemberRequest).
+	DropMessages = Effect[DropMessagesInput]{"DropMessages"}
 	// CompactConversation summarises older turns into a summary row (context windows).
 	CompactConversation = Activity[CompactInput, CompactResult]{"CompactConversation"}
 )

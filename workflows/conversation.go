@@ -73,6 +73,7 @@ type conversation struct {
 
 	cancelTurn workflow.CancelFunc // stops the running turn's activities and waits
 	stopped    bool                // the user asked to stop the running turn
+	stopReason string              // why, when it was not the user (her removal)
 	pending    []*approval         // the current approval group, in call order
 	sender     string              // the user whose message started the running turn
 }
@@ -83,6 +84,7 @@ type approval struct {
 	approved  bool
 	reason    string
 	decidedBy string // "" when the approval timed out (or in histories recorded before it)
+	removed   bool   // rejected because its requester was removed (published even when stopped)
 }
 
 // Conversation is the workflow of one agent: the single writer of its transcript. It waits
@@ -182,14 +184,27 @@ func (c *conversation) continueAsNew(ctx workflow.Context) error {
 			if err := ParkMessage.RunLocal(infraLocal(ctx, "park queued message"), ParkInput{AgentID: c.in.AgentID, Message: m}); err != nil {
 				return err
 			}
-			// Attachment IDs stay in the input: ten UUIDs at most.
-			c.queue[i] = UserMessage{ID: m.ID, UserID: m.UserID, Parked: true, Attachments: m.Attachments}
+			// Attachment IDs stay in the input: ten UUIDs at most. Found again by ID: a
+			// member's removal may have dropped messages from the queue meanwhile.
+			if j := c.queued(m.ID); j >= 0 {
+				c.queue[j] = UserMessage{ID: m.ID, UserID: m.UserID, Parked: true, Attachments: m.Attachments}
+			}
 		}
 	}
 	next := c.in
 	next.LastSeq = c.lastSeq
 	next.Pending = c.queue
 	return workflow.NewContinueAsNewError(ctx, Conversation, next)
+}
+
+// queued is the queue position of message id, or -1.
+func (c *conversation) queued(id string) int {
+	for i, m := range c.queue {
+		if m.ID == id {
+			return i
+		}
+	}
+	return -1
 }
 
 func (c *conversation) registerHandlers(ctx workflow.Context) error {
@@ -240,7 +255,7 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandler(ctx, UpdateStop, func(ctx workflow.Context) (StopResult, error) {
+	err = workflow.SetUpdateHandler(ctx, UpdateStop, func(ctx workflow.Context) (StopResult, error) {
 		if c.status == StatusIdle {
 			return StopResult{}, nil
 		}
@@ -252,6 +267,61 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 		}
 		return StopResult{Stopped: true}, nil
 	})
+	if err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateRemoveMember, c.removeMember,
+		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, req RemoveMemberRequest) error {
+			if strings.TrimSpace(req.UserID) == "" {
+				return errors.New("user_id is required")
+			}
+			return nil
+		}})
+}
+
+// removeMember forgets what a removed member left behind: her queued messages are dropped (and
+// clients told), her calls waiting for approval rejected, and her running turn stopped. What
+// is already running or arrives later is refused by the activities, which check membership
+// when they run. The queue and approvals change before the first blocking call, so the loop
+// never starts one of her messages after the update arrived.
+func (c *conversation) removeMember(ctx workflow.Context, req RemoveMemberRequest) (RemoveMemberResult, error) {
+	var res RemoveMemberResult
+	reason := req.Reason
+	if reason == "" {
+		reason = RemovedSenderReason
+	}
+	var dropped []string
+	kept := make([]UserMessage, 0, len(c.queue))
+	for _, m := range c.queue {
+		if m.UserID == req.UserID {
+			dropped = append(dropped, m.ID)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	c.queue = kept
+	for _, a := range c.pending {
+		if !a.decided && a.RequestedBy == req.UserID {
+			a.decided, a.approved, a.reason, a.removed = true, false, RemovedRequesterReason, true
+			res.Rejected++
+		}
+	}
+	if c.status != StatusIdle && c.sender == req.UserID {
+		c.stopped, c.stopReason = true, reason
+		if c.cancelTurn != nil {
+			c.cancelTurn()
+		}
+		res.Stopped = true
+	}
+	res.Dropped = len(dropped)
+	workflow.SetCurrentDetails(ctx, c.details())
+	if len(dropped) > 0 {
+		in := DropMessagesInput{AgentID: c.in.AgentID, MessageIDs: dropped, Reason: reason}
+		if err := DropMessages.RunLocal(infraLocal(ctx, "drop a removed member's messages"), in); err != nil {
+			workflow.GetLogger(ctx).Warn("dropped messages not cleaned up", "error", err)
+		}
+	}
+	return res, nil
 }
 
 // validateDecisions rejects decisions for calls that are not pending or already decided, and
@@ -353,7 +423,7 @@ func validateUserMessage(_ workflow.Context, m UserMessage) error {
 func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 	c.status = StatusActive
 	c.sender = msg.UserID
-	c.stopped = false
+	c.stopped, c.stopReason = false, ""
 	workflow.SetCurrentDetails(ctx, c.details())
 	// BeginTurn is one transaction: the message is stored at this seq or nothing is, so the seq
 	// is committed only after it succeeded.
@@ -361,7 +431,16 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 	tc, err := BeginTurn.RunLocal(infraLocal(ctx, "record user message"), begin)
 	if err != nil {
 		// Only input that can never be stored gets here; outages are retried until they end.
-		c.publishError(ctx, msg.ID, "could not record the message: "+rootMessage(err))
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) && appErr.Type() == ErrTypeNotMember {
+			// Its sender was removed: the message is refused, the clients told which one.
+			in := ErrorInput{AgentID: c.in.AgentID, Message: appErr.Message(), EventID: "turn:" + msg.ID + ":error", MessageID: msg.ID}
+			if err := PublishError.RunLocal(infraLocal(ctx, "publish error"), in); err != nil {
+				workflow.GetLogger(ctx).Warn("error event not published", "error", err)
+			}
+		} else {
+			c.publishError(ctx, msg.ID, "could not record the message: "+rootMessage(err))
+		}
 		c.finishTurn(ctx, msg.ID)
 		return
 	}
@@ -556,7 +635,7 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 	}
 	for _, a := range c.pending {
 		i := indexOf(calls, a.ToolCallID)
-		if c.stopped {
+		if c.stopped && !a.removed {
 			a.approved = false
 			results[i] = ToolResult{ToolCallID: a.ToolCallID, Name: a.Tool, Content: StoppedResult, IsError: true}
 			continue
@@ -577,7 +656,12 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 		if a.decidedBy != "" {
 			fields["decided_by"] = a.decidedBy
 		}
-		c.publish(ctx, "tool:"+a.ToolCallID+":rejected", "tool_rejected", fields)
+		pctx := ctx
+		if a.removed {
+			// Her removal also stopped the turn (cancelling ctx); clients still learn why.
+			pctx, _ = workflow.NewDisconnectedContext(ctx)
+		}
+		c.publish(pctx, "tool:"+a.ToolCallID+":rejected", "tool_rejected", fields)
 	}
 	approvedBy := map[int]string{} // confirm-before calls that were approved, and by whom
 	for _, a := range c.pending {
@@ -706,7 +790,11 @@ func (c *conversation) publish(ctx workflow.Context, eventID, typ string, fields
 }
 
 func (c *conversation) publishStopped(ctx workflow.Context, msgID string) {
-	c.publish(ctx, "turn:"+msgID+":stopped", "stopped", map[string]any{"message_id": msgID})
+	fields := map[string]any{"message_id": msgID}
+	if c.stopReason != "" {
+		fields["reason"] = c.stopReason
+	}
+	c.publish(ctx, "turn:"+msgID+":stopped", "stopped", fields)
 }
 
 func (c *conversation) setStatus(ctx workflow.Context, msgID, status string) {

@@ -8,6 +8,7 @@ const (
 	UpdateSendMessage        = "send_message"
 	UpdateApprove            = "approve"
 	UpdateStop               = "stop"
+	UpdateRemoveMember       = "remove_member"
 	QueryState               = "state"
 )
 
@@ -29,6 +30,9 @@ const (
 	// network). The workflow retries it a bounded number of times itself, so crashed workers and
 	// heartbeat timeouts (which Temporal retries without limit) never use up this budget.
 	ErrTypeModelUnavailable = "ModelUnavailable"
+	// ErrTypeNotMember marks a turn whose sender may no longer use the agent's workspace: it is
+	// refused, never retried.
+	ErrTypeNotMember = "NotMember"
 )
 
 // Conversation statuses (seed 000 "Persistent state").
@@ -266,4 +270,39 @@ type ErrorInput struct {
 	AgentID string
 	Message string
 	EventID string
+	// MessageID names the user message that was not answered, when the turn was refused before
+	// it began (its sender was removed); clients stop showing it as queued.
+	MessageID string `json:",omitempty"`
+}
+
+// RemovedRequesterReason is the reason given for the calls of a member who was removed while
+// they waited for approval (tool_rejected, and what the model reads).
+const RemovedRequesterReason = "the requester was removed from the workspace"
+
+// RemovedSenderReason says why a removed member's queued messages are not answered and why
+// her running turn stopped.
+const RemovedSenderReason = "its sender was removed from the workspace"
+
+// RemoveMemberRequest tells a running conversation that UserID may no longer use its workspace
+// (removed from it or from its organization): her queued messages are dropped, her pending
+// calls rejected and her running turn stopped. The API sends it after the removal committed.
+type RemoveMemberRequest struct {
+	UserID string `json:"user_id"`
+	// Reason is what clients are told about the dropped messages (RemovedSenderReason when empty).
+	Reason string `json:"reason,omitempty"`
+}
+
+// RemoveMemberResult says what the removal changed in this conversation.
+type RemoveMemberResult struct {
+	Dropped  int  `json:"dropped"`  // queued messages of hers that will not be answered
+	Rejected int  `json:"rejected"` // her calls that were waiting for approval
+	Stopped  bool `json:"stopped"`  // her running turn was stopped
+}
+
+// DropMessagesInput removes queued messages that will never be answered: parked contents are
+// deleted from Postgres and clients are told (an error event per message).
+type DropMessagesInput struct {
+	AgentID    string
+	MessageIDs []string
+	Reason     string
 }

@@ -46,8 +46,15 @@ type unconnected struct{ err error }
 
 func (u unconnected) Call(context.Context, string, any, any) error { return u.err }
 
-// Connections resolves every connection of the workspace for user, ordered by name.
+// Connections resolves every connection of the workspace for user, ordered by name. Only a
+// user who may use the workspace gets them (else *IdentityError not_a_member), and each call
+// through them checks that again when it is made: a script still running for a member removed
+// meanwhile sends nothing more in her name.
 func (r *Resolver) Connections(ctx context.Context, workspaceID uuid.UUID, user string) ([]Conn, error) {
+	member := func(ctx context.Context) error { return r.checkMember(ctx, workspaceID, user) }
+	if err := member(ctx); err != nil {
+		return nil, err
+	}
 	access, err := r.Store.ConnectionAccessFor(ctx, workspaceID, user)
 	if err != nil {
 		return nil, fmt.Errorf("load connections: %w", err)
@@ -58,9 +65,36 @@ func (r *Resolver) Connections(ctx context.Context, workspaceID uuid.UUID, user 
 		if err != nil {
 			return nil, err
 		}
+		c.API = memberOnly{api: c.API, check: member}
 		conns = append(conns, c)
 	}
 	return conns, nil
+}
+
+// checkMember refuses a user who may no longer use the workspace (removed from it or from its
+// organization).
+func (r *Resolver) checkMember(ctx context.Context, workspaceID uuid.UUID, user string) error {
+	ok, err := r.Store.CanUseWorkspace(ctx, workspaceID, user)
+	if err != nil {
+		return fmt.Errorf("check membership: %w", err)
+	}
+	if !ok {
+		return &IdentityError{Code: "not_a_member", Message: "you are no longer a member of this workspace, so nothing is sent to its SAP systems in your name (nothing was read or changed)"}
+	}
+	return nil
+}
+
+// memberOnly checks membership before every call it passes on.
+type memberOnly struct {
+	api   sap.Connector
+	check func(context.Context) error
+}
+
+func (m memberOnly) Call(ctx context.Context, endpoint string, req, resp any) error {
+	if err := m.check(ctx); err != nil {
+		return err
+	}
+	return m.api.Call(ctx, endpoint, req, resp)
 }
 
 func (r *Resolver) resolve(ac store.ConnectionAccess, user string) (Conn, error) {

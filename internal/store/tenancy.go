@@ -146,10 +146,16 @@ func (s *Store) SetOrgMember(ctx context.Context, orgID uuid.UUID, user, role st
 	return m, err
 }
 
-// RemoveOrgMember removes a member (and their workspace memberships in that org).
-func (s *Store) RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user string) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+// RemoveOrgMember removes a member (and their workspace memberships in that org) and, in the
+// same transaction, their SAP logins for the connections of every workspace they could see
+// there. It returns those workspaces, whose conversations the caller tells.
+func (s *Store) RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user string) (lost []uuid.UUID, err error) {
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		if err := lockOwners(ctx, tx, orgID, user, true); err != nil {
+			return err
+		}
+		before, err := visibleWorkspaces(ctx, tx, orgID, user)
+		if err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM org_members WHERE org_id = $1 AND user_id = $2`, orgID, user)
@@ -159,10 +165,14 @@ func (s *Store) RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user strin
 		if tag.RowsAffected() == 0 {
 			return ErrNotFound
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM workspace_members wm USING workspaces w
-			WHERE wm.workspace_id = w.id AND w.org_id = $1 AND wm.user_id = $2`, orgID, user)
+		if _, err = tx.Exec(ctx, `DELETE FROM workspace_members wm USING workspaces w
+			WHERE wm.workspace_id = w.id AND w.org_id = $1 AND wm.user_id = $2`, orgID, user); err != nil {
+			return err
+		}
+		lost, err = forgetLostAccess(ctx, tx, orgID, user, before)
 		return err
 	})
+	return lost, err
 }
 
 // lockOwners serialises owner changes of an org and refuses to leave it without an owner.
@@ -376,11 +386,32 @@ func (s *Store) SetWorkspaceMember(ctx context.Context, id uuid.UUID, user, role
 	return m, err
 }
 
-// RemoveWorkspaceMember removes an explicit membership.
-func (s *Store) RemoveWorkspaceMember(ctx context.Context, id uuid.UUID, user string) error {
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`, id, user)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return err
+// RemoveWorkspaceMember removes an explicit membership. If the user can then no longer see the
+// workspace (she is no owner or admin of its organization), her SAP logins for its connections
+// are deleted in the same transaction and the workspace is returned as lost, so the caller
+// tells its conversations.
+func (s *Store) RemoveWorkspaceMember(ctx context.Context, id uuid.UUID, user string) (lost []uuid.UUID, err error) {
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		var orgID uuid.UUID
+		if err := tx.QueryRow(ctx, `SELECT org_id FROM workspaces WHERE id = $1`, id).Scan(&orgID); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrNotFound
+			}
+			return err
+		}
+		before, err := visibleWorkspaces(ctx, tx, orgID, user)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`, id, user)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		lost, err = forgetLostAccess(ctx, tx, orgID, user, before)
+		return err
+	})
+	return lost, err
 }
