@@ -27,7 +27,7 @@ import (
 // Options configure a pool. Zero fields take the defaults.
 type Options struct {
 	// Size is the number of sandbox processes, kept started ahead of need; it is also the most
-	// scripts running at once (more wait for a free sandbox). Default 4.
+	// scripts running at once (more wait in the fair queue). Default 4.
 	Size int
 	// MemoryMB is how much memory a script may add to its sandbox. Default 256.
 	MemoryMB int
