@@ -132,8 +132,9 @@ func TestDevSecretsAreGeneratedOnceAndProductionMustConfigureThem(t *testing.T) 
 	require.NoError(t, err)
 	_, err = noPayloadKey.WithDevSecrets()
 	assert.ErrorContains(t, err, "PAYLOAD_KEY")
-	strong := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": strings.Repeat("s", 32),
-		"SECRETS_KEY": base64.StdEncoding.EncodeToString(make([]byte, 32)), "PAYLOAD_KEY": base64.RawURLEncoding.EncodeToString(make([]byte, 32))}
+	payloadKey, _ := decodeKey(randomBase64())
+	strong := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": randomBase64(),
+		"SECRETS_KEY": randomBase64(), "PAYLOAD_KEY": base64.RawURLEncoding.EncodeToString(payloadKey)}
 	set, err := load(env(strong))
 	require.NoError(t, err)
 	_, err = set.WithDevSecrets()
@@ -144,7 +145,7 @@ func TestDevSecretsAreGeneratedOnceAndProductionMustConfigureThem(t *testing.T) 
 // which variable without echoing it.
 func TestProductionRefusesWeakSecrets(t *testing.T) {
 	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
-	base := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": strings.Repeat("x", 32), "SECRETS_KEY": key, "PAYLOAD_KEY": key}
+	base := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": randomBase64(), "SECRETS_KEY": randomBase64(), "PAYLOAD_KEY": randomBase64()}
 	for _, tc := range []struct{ name, value, want string }{
 		{"AUTH_JWT_SECRET", "Q", "AUTH_JWT_SECRET is 1 bytes"},
 		{"AUTH_JWT_SECRET", strings.Repeat("Z", 31), "AUTH_JWT_SECRET is 31 bytes"},
