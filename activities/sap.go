@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/internal/prompt"
+	"github.com/sapagent/sapagent/internal/sandbox"
 	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/script"
@@ -29,9 +30,10 @@ type SAP struct {
 	Scripts ScriptRunner
 }
 
-// ScriptRunner runs a script like script.Run, elsewhere.
+// ScriptRunner runs a script like script.Run, elsewhere; owner's turn comes in a fair queue
+// shared by every conversation of the worker (sandbox.Owner).
 type ScriptRunner interface {
-	Run(ctx context.Context, code string, helpers []script.Helper, call script.Call, limits script.Limits) (script.Result, error)
+	RunFor(ctx context.Context, owner sandbox.Owner, code string, helpers []script.Helper, call script.Call, limits script.Limits) (script.Result, error)
 }
 
 // connections resolves the workspace's connections for the calling user.
@@ -99,7 +101,7 @@ func (a *Activities) runCode(ctx context.Context, env tools.Env, code string) (s
 		err = json.Unmarshal(raw, &v)
 		return v, err
 	}
-	res, runErr := a.SAP.Scripts.Run(ctx, code, reg.Helpers(), call, a.SAP.ScriptLimit)
+	res, runErr := a.SAP.Scripts.RunFor(ctx, a.scriptOwner(ctx, env), code, reg.Helpers(), call, a.SAP.ScriptLimit)
 	out := codeResult{Output: res.Output, Result: res.Value}
 	for _, c := range res.Calls {
 		out.Calls = append(out.Calls, codeCallRecord{Helper: c.Helper, MS: c.Duration.Milliseconds(), Error: c.Err})

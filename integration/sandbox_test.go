@@ -32,6 +32,9 @@ func TestSAPHostileScriptsKillOnlyTheirSandbox(t *testing.T) {
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.SandboxMemoryMB = 128
 		c.SandboxPoolSize = 2
+		// Both conversations are alice's: the other one's script runs beside the hostile one,
+		// not after it in the fair queue (attack2_fairness_test.go covers the limits).
+		c.SandboxMaxPerOrg, c.SandboxMaxPerUser = 2, 2
 		c.CodeTimeout = 2 * time.Second
 		o.OfflineLLM.Rules = append(hostile, devstack.DemoRules()...)
 	})

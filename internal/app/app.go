@@ -227,7 +227,8 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 // workers start them; closed with Deps).
 func (d *Deps) Sandbox() (*sandbox.Pool, error) {
 	if d.sandbox == nil {
-		p, err := sandbox.New(sandbox.Options{Size: d.Config.SandboxPoolSize, MemoryMB: d.Config.SandboxMemoryMB, Log: d.Log})
+		p, err := sandbox.New(sandbox.Options{Size: d.Config.SandboxPoolSize, MemoryMB: d.Config.SandboxMemoryMB,
+			MaxPerOrg: d.Config.SandboxMaxPerOrg, MaxPerUser: d.Config.SandboxMaxPerUser, Log: d.Log})
 		if err != nil {
 			return nil, err
 		}

@@ -114,6 +114,12 @@ type Config struct {
 	// twentieth as many custom objects); 0 keeps the built-in landscape only.
 	SAPSimLandscapeObjects int
 
+	// SANDBOX_MAX_PER_ORG and SANDBOX_MAX_PER_USER: scripts of one organization / one user
+	// running at once on a worker (0: derived from SANDBOX_POOL_SIZE, see internal/sandbox);
+	// more wait in the sandboxes' fair queue.
+	SandboxMaxPerOrg  int
+	SandboxMaxPerUser int
+
 	// WorkerStopGrace: on SIGTERM the worker stops polling and lets running activities finish
 	// for this long (WORKER_STOP_GRACE), so a deploy is not a crash.
 	WorkerStopGrace time.Duration
@@ -265,6 +271,8 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.CodeMaxSteps = r.integer("EXECUTE_CODE_MAX_STEPS", 5_000_000)
 	c.SandboxPoolSize = r.integer("SANDBOX_POOL_SIZE", 4)
 	c.SandboxMemoryMB = r.integer("SANDBOX_MEMORY_MB", 256)
+	c.SandboxMaxPerOrg = r.integer("SANDBOX_MAX_PER_ORG", 0)
+	c.SandboxMaxPerUser = r.integer("SANDBOX_MAX_PER_USER", 0)
 	c.SAPSimAddr = r.str("SAPSIM_ADDR", "127.0.0.1:8090")
 	c.SAPSimLatency = r.duration("SAPSIM_LATENCY", 0)
 	if c.SAPSimLandscapeObjects = r.integer("SAPSIM_LANDSCAPE_OBJECTS", 0); c.SAPSimLandscapeObjects < 0 || c.SAPSimLandscapeObjects > 100_000_000 {
@@ -352,6 +360,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if c.SandboxPoolSize <= 0 || c.SandboxMemoryMB < 16 {
 		return Config{}, fmt.Errorf("SANDBOX_POOL_SIZE must be positive and SANDBOX_MEMORY_MB at least 16, got %d and %d", c.SandboxPoolSize, c.SandboxMemoryMB)
+	}
+	if c.SandboxMaxPerOrg < 0 || c.SandboxMaxPerUser < 0 {
+		return Config{}, fmt.Errorf("SANDBOX_MAX_PER_ORG and SANDBOX_MAX_PER_USER must not be negative (0: derived from SANDBOX_POOL_SIZE), got %d and %d", c.SandboxMaxPerOrg, c.SandboxMaxPerUser)
 	}
 	if c.MaxMessageBytes <= 0 {
 		return Config{}, fmt.Errorf("MAX_MESSAGE_BYTES must be positive, got %d", c.MaxMessageBytes)

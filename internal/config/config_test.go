@@ -68,6 +68,8 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		"STREAM_ACCESS_CHECK_INTERVAL": {"STREAM_ACCESS_CHECK_INTERVAL": "0s"},
 		"SANDBOX_POOL_SIZE":            {"SANDBOX_POOL_SIZE": "0"},
 		"SANDBOX_MEMORY_MB":            {"SANDBOX_MEMORY_MB": "8"},
+		"SANDBOX_MAX_PER_ORG":          {"SANDBOX_MAX_PER_ORG": "-1"},
+		"SANDBOX_MAX_PER_USER":         {"SANDBOX_MAX_PER_USER": "two"},
 		"WORKSPACE_STORAGE_BYTES":      {"WORKSPACE_STORAGE_BYTES": "1GB"},
 		"MAX_SOCKETS_PER_USER":         {"MAX_SOCKETS_PER_USER": "0"},
 		"CUSTOMER_NAMESPACES":          {"CUSTOMER_NAMESPACES": "ACME"},
@@ -130,8 +132,9 @@ func TestDevSecretsAreGeneratedOnceAndProductionMustConfigureThem(t *testing.T) 
 	require.NoError(t, err)
 	_, err = noPayloadKey.WithDevSecrets()
 	assert.ErrorContains(t, err, "PAYLOAD_KEY")
-	strong := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": strings.Repeat("s", 32),
-		"SECRETS_KEY": base64.StdEncoding.EncodeToString(make([]byte, 32)), "PAYLOAD_KEY": base64.RawURLEncoding.EncodeToString(make([]byte, 32))}
+	payloadKey, _ := decodeKey(randomBase64())
+	strong := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": randomBase64(),
+		"SECRETS_KEY": randomBase64(), "PAYLOAD_KEY": base64.RawURLEncoding.EncodeToString(payloadKey)}
 	set, err := load(env(strong))
 	require.NoError(t, err)
 	_, err = set.WithDevSecrets()
@@ -142,7 +145,7 @@ func TestDevSecretsAreGeneratedOnceAndProductionMustConfigureThem(t *testing.T) 
 // which variable without echoing it.
 func TestProductionRefusesWeakSecrets(t *testing.T) {
 	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
-	base := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": strings.Repeat("x", 32), "SECRETS_KEY": key, "PAYLOAD_KEY": key}
+	base := map[string]string{"ENVIRONMENT": "production", "AUTH_JWT_SECRET": randomBase64(), "SECRETS_KEY": randomBase64(), "PAYLOAD_KEY": randomBase64()}
 	for _, tc := range []struct{ name, value, want string }{
 		{"AUTH_JWT_SECRET", "Q", "AUTH_JWT_SECRET is 1 bytes"},
 		{"AUTH_JWT_SECRET", strings.Repeat("Z", 31), "AUTH_JWT_SECRET is 31 bytes"},

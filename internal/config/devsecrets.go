@@ -87,25 +87,29 @@ func randomBase64() string {
 // token, and then anyone can sign in as anyone.
 const MinJWTSecretBytes = 32
 
-// strongSecrets refuses weak keys in production, naming the variable but never echoing it.
+// strongSecrets refuses weak keys in production — too short, not random (keyWeakness), one key
+// for two purposes, or the dev stack's own — naming the variable but never echoing it.
 func (c Config) strongSecrets() error {
-	if c.AuthJWTSecret != "" && len(c.AuthJWTSecret) < MinJWTSecretBytes {
-		return fmt.Errorf("AUTH_JWT_SECRET is %d bytes; production needs at least %d random bytes (e.g. openssl rand -base64 48)", len(c.AuthJWTSecret), MinJWTSecretBytes)
+	if c.AuthJWTSecret != "" {
+		if len(c.AuthJWTSecret) < MinJWTSecretBytes {
+			return fmt.Errorf("AUTH_JWT_SECRET is %d bytes; production needs at least %d random bytes (e.g. openssl rand -base64 48)", len(c.AuthJWTSecret), MinJWTSecretBytes)
+		}
+		// A text secret: hex or base64 text of random bytes has fewer distinct characters.
+		if why := keyWeakness([]byte(c.AuthJWTSecret), 8); why != "" {
+			return fmt.Errorf("AUTH_JWT_SECRET does not look random (%s); production needs a random secret (e.g. openssl rand -base64 48)", why)
+		}
 	}
 	for _, k := range []struct{ name, value string }{{"SECRETS_KEY", c.SecretsKey}, {"PAYLOAD_KEY", c.PayloadKey}} {
-		if n, ok := base64Len(k.value); !ok || n != 32 {
+		b, ok := decodeKey(k.value)
+		if !ok || len(b) != 32 {
 			return fmt.Errorf("%s must be the base64 of 32 random bytes (e.g. openssl rand -base64 32)", k.name)
 		}
-	}
-	return nil
-}
-
-// base64Len is the decoded length of s in any of the base64 alphabets the keyrings accept.
-func base64Len(s string) (int, bool) {
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return len(b), true
+		if why := keyWeakness(b, minKeyBytes); why != "" {
+			return fmt.Errorf("%s does not look random (%s); production needs the base64 of 32 random bytes (e.g. openssl rand -base64 32)", k.name, why)
 		}
 	}
-	return 0, false
+	if err := c.reusedKey(); err != nil {
+		return err
+	}
+	return c.devStackKey()
 }

@@ -27,11 +27,16 @@ import (
 // Options configure a pool. Zero fields take the defaults.
 type Options struct {
 	// Size is the number of sandbox processes, kept started ahead of need; it is also the most
-	// scripts running at once (more wait for a free sandbox). Default 4.
+	// scripts running at once (more wait in the fair queue). Default 4.
 	Size int
 	// MemoryMB is how much memory a script may add to its sandbox. Default 256.
 	MemoryMB int
-	Log      *slog.Logger
+	// MaxPerOrg and MaxPerUser bound the scripts of one organization and of one user running
+	// at once (Owner); more wait in the fair queue. Defaults: DefaultMaxPerOrg and
+	// DefaultMaxPerUser of Size; at most Size.
+	MaxPerOrg  int
+	MaxPerUser int
+	Log        *slog.Logger
 }
 
 // Defaults of Options.
@@ -39,6 +44,14 @@ const (
 	DefaultSize     = 4
 	DefaultMemoryMB = 256
 )
+
+// DefaultMaxPerOrg leaves one sandbox of size for other organizations (when there is more
+// than one): another tenant's script starts at once, not after a neighbour's whole batch.
+func DefaultMaxPerOrg(size int) int { return max(1, size-1) }
+
+// DefaultMaxPerUser lets one user hold half of the sandboxes, so a colleague's script does not
+// wait for a batch either.
+func DefaultMaxPerUser(size int) int { return max(1, size/2) }
 
 // Pool runs scripts in sandbox processes. Its methods are safe for concurrent use.
 type Pool struct {
@@ -48,6 +61,7 @@ type Pool struct {
 	dir    string // the sandboxes' working directory: empty
 
 	slots chan *slot
+	queue *fairQueue // admits at most Size scripts, fairly: each then takes a slot
 
 	mu        sync.Mutex
 	closed    bool
@@ -68,6 +82,12 @@ func New(o Options) (*Pool, error) {
 	if o.MemoryMB <= 0 {
 		o.MemoryMB = DefaultMemoryMB
 	}
+	if o.MaxPerOrg <= 0 {
+		o.MaxPerOrg = DefaultMaxPerOrg(o.Size)
+	}
+	if o.MaxPerUser <= 0 {
+		o.MaxPerUser = DefaultMaxPerUser(o.Size)
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -83,7 +103,7 @@ func New(o Options) (*Pool, error) {
 		return nil, fmt.Errorf("script sandbox: %w", err)
 	}
 	p := &Pool{memory: uint64(o.MemoryMB) << 20, log: o.Log, exe: exe, dir: dir,
-		slots: make(chan *slot, o.Size), procs: map[*proc]struct{}{}}
+		slots: make(chan *slot, o.Size), queue: newFairQueue(o.Size, o.MaxPerOrg, o.MaxPerUser), procs: map[*proc]struct{}{}}
 	for range o.Size {
 		p.refill(&slot{})
 	}
@@ -93,10 +113,16 @@ func New(o Options) (*Pool, error) {
 // MemoryMB is the memory limit of a sandbox.
 func (p *Pool) MemoryMB() int { return int(p.memory >> 20) }
 
-// Run runs a script in a sandbox, like script.Run in this process: call runs here, once per
-// helper call the script makes. A script that kills its sandbox ends with an error saying why
-// (with the helper calls made before), never with a crash of the caller.
+// Run runs a script of nobody in particular (Owner{}): see RunFor.
 func (p *Pool) Run(ctx context.Context, code string, helpers []script.Helper, call script.Call, limits script.Limits) (script.Result, error) {
+	return p.RunFor(ctx, Owner{}, code, helpers, call, limits)
+}
+
+// RunFor runs owner's script in a sandbox, like script.Run in this process: call runs here,
+// once per helper call the script makes. The script first waits its turn in the fair queue
+// (Owner). A script that kills its sandbox ends with an error saying why (with the helper
+// calls made before), never with a crash of the caller.
+func (p *Pool) RunFor(ctx context.Context, owner Owner, code string, helpers []script.Helper, call script.Call, limits script.Limits) (script.Result, error) {
 	limits = limits.WithDefaults()
 	if ctx.Err() != nil {
 		return script.Result{}, fmt.Errorf("script not run: %v", context.Cause(ctx))
@@ -112,6 +138,12 @@ func (p *Pool) Run(ctx context.Context, code string, helpers []script.Helper, ca
 	for _, name := range refs {
 		allowed[name] = true
 	}
+	release, err := p.queue.acquire(ctx, owner)
+	if err != nil {
+		return script.Result{}, err
+	}
+	defer release()
+	// Admitted scripts are at most Size: a slot is free, or its sandbox is being started.
 	var s *slot
 	select {
 	case s = <-p.slots:

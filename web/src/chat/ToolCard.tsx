@@ -22,6 +22,7 @@ export function prettyJSON(text: string | undefined): string {
 const statusText: Record<ToolView['status'], string> = {
   awaiting_approval: 'Waiting for approval',
   approved: 'Approved',
+  queued: 'Queued…',
   running: 'Running…',
   done: 'Done',
   error: 'Failed',
@@ -32,6 +33,7 @@ const statusText: Record<ToolView['status'], string> = {
 const statusClass: Record<ToolView['status'], string> = {
   awaiting_approval: 'bg-amber-100 text-amber-900',
   approved: 'bg-sky-100 text-sky-900',
+  queued: 'bg-slate-100 text-slate-700',
   running: 'bg-sky-100 text-sky-900',
   done: 'bg-emerald-100 text-emerald-900',
   error: 'bg-red-100 text-red-900',
@@ -65,6 +67,11 @@ export const ToolCard = memo(function ToolCard({ agentId, callId, name, view }: 
         <span aria-hidden className="text-slate-500">⚙</span>
         <span className="font-mono font-medium">{name}</span>
         <span className={`rounded px-1.5 py-0.5 text-xs ${statusClass[view.status]}`}>{statusText[view.status]}</span>
+        {view.status === 'queued' && (
+          <span className="text-xs text-slate-600">
+            waiting for a free script sandbox{view.position ? ` (${view.position === 1 ? 'next' : `about ${view.position} in line`})` : ''}
+          </span>
+        )}
         {view.decided_by && <span className="text-xs text-slate-600">by {view.decided_by}</span>}
       </header>
       {view.reason && <p className="px-3 pb-2 text-xs text-slate-700">Reason: {view.reason}</p>}

@@ -396,6 +396,18 @@ describe('chat reducer: specific sequences', () => {
     expect(s.tools.c3).toMatchObject({ stored: true, size: 9000 })
   })
 
+  it('a script waiting for a sandbox shows queued with its place, then running; an unknown status shows running', () => {
+    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
+    const call = { type: 'tool_call', id: 'c1', name: 'execute_code', arguments: '{}' }
+    s = chatReducer(s, ev(1, { type: 'tool_update', tool_call_id: 'c1', tool: 'execute_code', status: 'running', arguments: '{}' }))
+    s = chatReducer(s, ev(2, { type: 'tool_update', tool_call_id: 'c1', tool: 'execute_code', status: 'queued', position: 3 }))
+    expect(toolView(call, new Map(), s.tools.c1)).toMatchObject({ status: 'queued', position: 3, arguments: '{}' })
+    s = chatReducer(s, ev(3, { type: 'tool_update', tool_call_id: 'c1', tool: 'execute_code', status: 'running' }))
+    expect(s.tools.c1).toMatchObject({ status: 'running', position: undefined })
+    s = chatReducer(s, ev(4, { type: 'tool_update', tool_call_id: 'c2', tool: 'execute_code', status: 'paused-by-a-newer-server' }))
+    expect(s.tools.c2.status).toBe('running')
+  })
+
   it('approvals leave when decided; a queued message stays until stored', () => {
     let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
     s = chatReducer(s, ev(1, { type: 'approval_needed', tool_call_id: 'c1', tool: 'save_note', arguments: '{}', mode: 'confirm_before_execution', requested_by: 'bob' }))

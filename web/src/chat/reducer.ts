@@ -49,7 +49,7 @@ export interface PartialReply {
   ended: boolean
 }
 
-export type ToolStatus = 'awaiting_approval' | 'approved' | 'running' | 'done' | 'error' | 'rejected'
+export type ToolStatus = 'awaiting_approval' | 'approved' | 'queued' | 'running' | 'done' | 'error' | 'rejected'
 
 export interface ToolState {
   tool_call_id: string
@@ -63,6 +63,8 @@ export interface ToolState {
   /** The full output is stored by reference (result is its preview), size bytes in all. */
   stored?: boolean
   size?: number
+  /** While queued: about its place in line for a sandbox (1: next). */
+  position?: number
 }
 
 export interface PendingApproval {
@@ -350,8 +352,9 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
     }
     case 'tool_update': {
       const id = str(e.tool_call_id)
-      const status = e.status === 'done' ? 'done' : 'running'
-      const patch: Partial<ToolState> = { tool: str(e.tool), status }
+      // queued: a script waits for a free sandbox; a status this page does not know is shown as running.
+      const status: ToolStatus = e.status === 'done' ? 'done' : e.status === 'queued' ? 'queued' : 'running'
+      const patch: Partial<ToolState> = { tool: str(e.tool), status, position: status === 'queued' && typeof e.position === 'number' ? e.position : undefined }
       if (typeof e.arguments === 'string') patch.arguments = e.arguments
       if (typeof e.result === 'string') Object.assign(patch, { result: e.result }, storedOutput(e.result))
       // The server says so itself (stored, size); the preview's mark covers older servers.
@@ -366,7 +369,7 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
       const id = str(e.tool_call_id)
       const prev = state.tools[id]?.status
       // Approving a call that already ran (confirm_after_execution) keeps it done.
-      const status: ToolStatus = prev === 'done' || prev === 'running' || prev === 'error' ? prev : 'approved'
+      const status: ToolStatus = prev === 'done' || prev === 'queued' || prev === 'running' || prev === 'error' ? prev : 'approved'
       return setTool(dropApproval(state, id), id, { tool: str(e.tool), status, decided_by: str(e.decided_by) || undefined })
     }
     case 'tool_rejected': {
@@ -406,6 +409,7 @@ export interface ToolView {
   size?: number
   reason?: string
   decided_by?: string
+  position?: number
 }
 
 export function toolResultsByCall(messages: ChatMessage[]): Map<string, Part> {

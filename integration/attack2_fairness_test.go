@@ -1,0 +1,177 @@
+package integration
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sapagent/sapagent/internal/config"
+	"github.com/sapagent/sapagent/internal/devstack"
+	"github.com/sapagent/sapagent/internal/offlinellm"
+)
+
+// Issue 18, finding 3: the sandboxes of a worker were shared with no fairness, so one plain
+// member's message with 12 parallel scripts made another organization's one-line script wait
+// for the whole batch (179 s in the campaign). Now the other organization's script starts at
+// once, the member runs at most SANDBOX_MAX_PER_USER scripts at a time, and each waiting
+// script says so (tool_update "queued").
+func TestAttack2OneMembersScriptsDoNotStarveAnotherOrganization(t *testing.T) {
+	const batch = 12
+	code := func(script string) string { return `{"code":` + strconv.Quote(script) + `}` }
+	calls := make([]offlinellm.ToolCallRule, batch)
+	for i := range calls {
+		calls[i] = offlinellm.ToolCallRule{Name: "execute_code", Arguments: code(
+			"r = sap_read_table(table=\"KNA1\", connection_id=\"ECC\", row_count=1)\nresult = r[\"row_count\"]")}
+	}
+	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
+		c.SAPSimLatency = 700 * time.Millisecond // each of the batch's scripts holds its sandbox this long
+		o.OfflineLLM.Rules = append([]offlinellm.Rule{
+			{Name: "batch", Match: `^run the batch$`, Reply: "Running 12 scripts.", ToolCalls: calls},
+			{Name: "one", Match: `^compute one$`, Reply: "Computing.", ToolCalls: []offlinellm.ToolCallRule{{Name: "execute_code", Arguments: code("result = 1")}}},
+		}, devstack.DemoRules()...)
+	})
+	// alice (organization Acme) sends the batch; bob has an organization of his own.
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces/"+e.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, nil))
+	mallory := e.createAgent("batch")
+	bob := e.tokenFor("bob")
+	var org, ws, agent struct {
+		ID string `json:"id"`
+	}
+	require.Equal(t, http.StatusCreated, e.doAs(bob, "POST", "/api/orgs", map[string]any{"name": "Globex"}, &org))
+	require.Equal(t, http.StatusCreated, e.doAs(bob, "POST", "/api/workspaces", map[string]any{"org_id": org.ID, "name": "Ops"}, &ws))
+	require.Equal(t, http.StatusCreated, e.doAs(bob, "POST", "/api/workspaces/"+ws.ID+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, nil))
+	require.Equal(t, http.StatusCreated, e.doAs(bob, "POST", "/api/agents", map[string]any{"name": "one", "workspace_id": ws.ID}, &agent))
+
+	mws := e.dial(mallory.ID, "")
+	mws.next(5 * time.Second)
+	bws := e.socketAs(bob, "/api/agents/"+agent.ID+"/ws")
+	bws.next(5 * time.Second)
+
+	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+mallory.ID+"/message", map[string]any{"content": "run the batch"}, nil))
+	// Every script of the batch has started its tool call (running, or waiting for a sandbox).
+	calls12 := map[string]bool{}
+	mevs := mws.until(60*time.Second, func(ev event) bool {
+		if u, ok := toolUpdate(ev); ok && u.Status == "running" {
+			calls12[u.ToolCallID] = true
+		}
+		return len(calls12) == batch
+	})
+	time.Sleep(200 * time.Millisecond) // and they are in line
+
+	require.Equal(t, http.StatusAccepted, e.doAs(bob, "POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "compute one"}, nil))
+	bevs := bws.until(60*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })
+	mevs = append(mevs, mws.until(120*time.Second, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })...)
+
+	// bob's one-line script: from its tool call's start to its result (server times).
+	var bobStart, bobDone time.Time
+	for _, ev := range bevs {
+		if u, ok := toolUpdate(ev); ok && u.Status == "running" && bobStart.IsZero() {
+			bobStart = u.TS
+		} else if ok && u.Status == "done" {
+			bobDone = u.TS
+		}
+	}
+	require.False(t, bobStart.IsZero() || bobDone.IsZero(), "bob's script ran: %v", bevs)
+	done := toolEvents(t, mevs, "tool_update")
+	require.Len(t, done, batch, "every script of the batch finished")
+
+	// Each script of the batch: when it really started (its last "running": after the queue)
+	// and when it ended.
+	type span struct{ start, end time.Time }
+	spans := map[string]*span{}
+	queued := 0
+	for _, ev := range mevs {
+		u, ok := toolUpdate(ev)
+		if !ok {
+			continue
+		}
+		s := spans[u.ToolCallID]
+		if s == nil {
+			s = &span{}
+			spans[u.ToolCallID] = s
+		}
+		switch u.Status {
+		case "running":
+			s.start = u.TS
+		case "done":
+			s.end = u.TS
+		case "queued":
+			queued++
+			assert.GreaterOrEqual(t, u.Position, 1, "a queued script says its place in line")
+		}
+	}
+	var durations []time.Duration
+	for _, s := range spans {
+		durations = append(durations, s.end.Sub(s.start))
+	}
+	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+	oneScript := durations[0]
+	wait := bobDone.Sub(bobStart)
+	t.Logf("another organization's one-line script took %s behind a batch of %d scripts of about %s each", wait, batch, oneScript)
+	assert.Less(t, wait, oneScript/2, "the other organization's script starts at once, not after the batch")
+
+	// The member ran at most SANDBOX_MAX_PER_USER (default: half of the 4 sandboxes) at once.
+	most := maxOverlap(spans, func(s *span) (time.Time, time.Time) { return s.start, s.end })
+	assert.LessOrEqual(t, most, 2, "one user runs at most 2 scripts at once")
+	assert.GreaterOrEqual(t, queued, batch-2, "the scripts that waited said they were queued")
+}
+
+// toolUpdate decodes a tool_update event.
+func toolUpdate(ev event) (queuedToolEvent, bool) {
+	var u queuedToolEvent
+	if ev.Type != "tool_update" || json.Unmarshal(ev.Raw, &u) != nil {
+		return u, false
+	}
+	return u, true
+}
+
+type queuedToolEvent struct {
+	ToolCallID string    `json:"tool_call_id"`
+	Status     string    `json:"status"`
+	Position   int       `json:"position"`
+	TS         time.Time `json:"ts"` // when the server published it (the sockets are read one after the other)
+}
+
+// maxOverlap is the most intervals open at one instant (an end before a start at a tie).
+func maxOverlap[T any](items map[string]T, interval func(T) (time.Time, time.Time)) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, it := range items {
+		s, e := interval(it)
+		edges = append(edges, edge{s, 1}, edge{e, -1})
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at.Equal(edges[j].at) {
+			return edges[i].delta < edges[j].delta
+		}
+		return edges[i].at.Before(edges[j].at)
+	})
+	open, most := 0, 0
+	for _, e := range edges {
+		open += e.delta
+		most = max(most, open)
+	}
+	return most
+}
+
+// socketAs opens an event socket with another user's token.
+func (e *env) socketAs(token, path string) *socket {
+	e.t.Helper()
+	u := "ws" + strings.TrimPrefix(e.stack.APIURL, "http") + path
+	conn, resp, err := websocket.DefaultDialer.Dial(u, http.Header{"Authorization": {"Bearer " + token}})
+	require.NoError(e.t, err)
+	_ = resp.Body.Close()
+	e.t.Cleanup(func() { _ = conn.Close() })
+	return &socket{t: e.t, conn: conn, fast: e.fast}
+}
