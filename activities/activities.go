@@ -127,7 +127,7 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 	case errors.Is(err, store.ErrParkedMessageMissing), errors.Is(err, store.ErrMessageIDTaken):
 		return tc, badInput(err.Error(), err)
 	case err != nil:
-		return tc, fmt.Errorf("save user message: %w", err)
+		return tc, storeFailure("save user message", err)
 	}
 	tc.Seq, tc.Duplicate = saved.Seq, dup
 	if dup {
@@ -195,6 +195,15 @@ func (a *Activities) publish(ctx context.Context, topic string, ev events.Event)
 	if _, err := a.Bus.Publish(ctx, topic, ev); err != nil {
 		a.Log.Warn("event not published", "topic", topic, "type", ev.Type, "error", err)
 	}
+}
+
+// storeFailure classifies a failed write: a value Postgres refuses fails the same way on every
+// retry, so it is bad input (the turn ends with an error) rather than an outage to wait out.
+func storeFailure(what string, err error) error {
+	if store.IsDataError(err) {
+		return badInput(what+": the database refused the text", err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func parseAgentID(s string) (uuid.UUID, error) {

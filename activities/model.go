@@ -133,15 +133,18 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 			usage = *chunk.Usage
 		}
 		for _, choice := range chunk.Choices {
+			// Postgres stores no NUL: model text is cleaned as it arrives, so what streams is
+			// what is stored (docs/events.md, "Text the database cannot store").
 			if choice.Delta.ReasoningContent != "" {
-				think.add(choice.Delta.ReasoningContent)
+				think.add(store.CleanText(choice.Delta.ReasoningContent))
 			}
 			if choice.Delta.Content != "" || len(choice.Delta.ToolCalls) > 0 {
 				think.end() // reasoning always precedes the answer
 			}
 			if choice.Delta.Content != "" {
-				text.WriteString(choice.Delta.Content)
-				deltas.Add(choice.Delta.Content)
+				content := store.CleanText(choice.Delta.Content)
+				text.WriteString(content)
+				deltas.Add(content)
 			}
 			calls.add(choice.Delta.ToolCalls)
 		}
@@ -166,7 +169,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 		Parts: assistantParts(think.stored(), think.size, text.String(), toolCalls, providerIDs),
 	})
 	if err != nil {
-		return workflows.TurnResult{}, fmt.Errorf("save reply: %w", err)
+		return workflows.TurnResult{}, storeFailure("save reply", err)
 	}
 	// Another attempt may have stored its reply first (a worker thought dead that was not):
 	// what is stored is the answer.

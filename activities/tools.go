@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -56,6 +57,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	// within a conversation, hence the agent.
 	content, toolErr := a.runTool(sap.WithIdempotencyKey(ctx, in.AgentID+"/"+in.Call.ID), agent, in.UserID, in.Call)
 	elapsed := time.Since(start)
+	// Tool output is anyone's text (SAP data, a script's prints, an error echoing its input):
+	// what Postgres cannot store becomes U+FFFD before it goes anywhere.
+	content = store.CleanText(content)
+	if toolErr != nil {
+		toolErr = errors.New(store.CleanText(toolErr.Error()))
+	}
 
 	// From here on only bookkeeping: it is retried for a while and never fails the activity.
 	book := context.WithoutCancel(ctx)
@@ -199,7 +206,10 @@ func (a *Activities) SaveToolResults(ctx context.Context, in workflows.ToolResul
 			Role: "tool", Content: r.Content, Status: status, Parts: parts, ToolCallID: r.ToolCallID,
 		}
 	}
-	return a.Store.SaveMessages(ctx, msgs)
+	if err := a.Store.SaveMessages(ctx, msgs); err != nil {
+		return storeFailure("save tool results", err)
+	}
+	return nil
 }
 
 func marshal(v any) (string, error) {
