@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
@@ -129,15 +130,18 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 	case errors.Is(err, store.ErrParkedMessageMissing), errors.Is(err, store.ErrMessageIDTaken):
 		return tc, badInput(err.Error(), err)
 	case err != nil:
-		return tc, fmt.Errorf("save user message: %w", err)
+		return tc, storeFailure("save user message", err)
 	}
 	tc.Seq, tc.Duplicate = saved.Seq, dup
 	if dup {
 		return tc, nil
 	}
 	topic := events.AgentTopic(in.AgentID)
-	a.publish(ctx, topic, events.Event{ID: "msg:" + saved.ID.String(), Type: "message", Fields: map[string]any{"message": saved}})
-	a.publish(ctx, topic, events.Event{ID: in.EventID, Type: "status", Fields: map[string]any{"status": workflows.StatusActive}})
+	// The message is stored: from here on nothing may hold the user's 202 for long. When Redis
+	// does not take the first event the second is not tried (clients catch up from an init).
+	if _, err := a.tryPublish(ctx, topic, events.Event{ID: "msg:" + saved.ID.String(), Type: "message", Fields: map[string]any{"message": saved}}); err == nil {
+		a.publish(ctx, topic, events.Event{ID: in.EventID, Type: "status", Fields: map[string]any{"status": workflows.StatusActive}})
+	}
 	return tc, nil
 }
 
@@ -212,10 +216,23 @@ func (a *Activities) PublishError(ctx context.Context, in workflows.ErrorInput) 
 	return nil
 }
 
+// PublishTimeout bounds one publish from an activity. A Redis that refuses connections or never
+// answers must not hold a turn: the user's message is acknowledged (202) only when BeginTurn
+// has returned, and a stop waits for the local activity in flight. What was not published is
+// caught up from Postgres (every init is a snapshot of it) and by the next reply frame.
+var PublishTimeout = time.Second
+
 // publish sends an event; a Redis outage must not fail the turn (Postgres holds the truth,
 // clients resynchronise), so failures are logged, not returned.
 func (a *Activities) publish(ctx context.Context, topic string, ev events.Event) {
-	_, err := a.Bus.Publish(ctx, topic, ev)
+	_, _ = a.tryPublish(ctx, topic, ev)
+}
+
+// tryPublish is publish that says where the event went, or that it was not published.
+func (a *Activities) tryPublish(ctx context.Context, topic string, ev events.Event) (events.Cursor, error) {
+	ctx, cancel := context.WithTimeout(ctx, PublishTimeout)
+	defer cancel()
+	pos, err := a.Bus.Publish(ctx, topic, ev)
 	switch {
 	case errors.Is(err, events.ErrTopicDeleted):
 		// A late event of a deleted conversation or workspace: nobody is left to tell.
@@ -223,6 +240,16 @@ func (a *Activities) publish(ctx context.Context, topic string, ev events.Event)
 	case err != nil:
 		a.Log.Warn("event not published", "topic", topic, "type", ev.Type, "error", err)
 	}
+	return pos, err
+}
+
+// storeFailure classifies a failed write: a value Postgres refuses fails the same way on every
+// retry, so it is bad input (the turn ends with an error) rather than an outage to wait out.
+func storeFailure(what string, err error) error {
+	if store.IsDataError(err) {
+		return badInput(what+": the database refused the text", err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func parseAgentID(s string) (uuid.UUID, error) {

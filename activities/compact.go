@@ -161,7 +161,7 @@ func (a *Activities) CompactConversation(ctx context.Context, in workflows.Compa
 			return workflows.CompactResult{}, err
 		}
 	}
-	summary = window.Truncate(summary, maxSummary)
+	summary = window.Truncate(store.CleanText(summary), maxSummary)
 	if strings.TrimSpace(summary) == "" {
 		summary = fallbackSummary(plan.Older)
 	}
@@ -176,7 +176,7 @@ func (a *Activities) CompactConversation(ctx context.Context, in workflows.Compa
 			fmt.Sprintf("seq %d of agent %s is taken", in.Seq, in.AgentID), "SeqTaken", nil)
 	}
 	if err != nil {
-		return workflows.CompactResult{}, fmt.Errorf("save summary: %w", err)
+		return workflows.CompactResult{}, storeFailure("save summary", err)
 	}
 	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: "msg:" + saved.ID.String(), Type: "message",
 		Fields: map[string]any{"message": saved}})

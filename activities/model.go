@@ -97,18 +97,20 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	}
 	defer stream.Close()
 
-	deltas := newDeltaPublisher(func(text string, n int) {
-		a.publish(context.WithoutCancel(ctx), topic, events.Event{
-			ID:     fmt.Sprintf("msg:%s:a%s:d%d", msgID, run, n),
+	deltas := newDeltaPublisher(func(f streamFrame) (events.Cursor, error) {
+		return a.tryPublish(context.WithoutCancel(ctx), topic, events.Event{
+			ID:     fmt.Sprintf("msg:%s:a%s:d%d", msgID, run, f.N),
 			Type:   "stream",
-			Fields: map[string]any{"message_id": msgID, "delta": text},
+			Fields: frameFields(msgID.String(), f),
 		})
 	})
 	var text strings.Builder
 	var usage openai.Usage
 	calls := &toolCallAssembler{}
 	stopped := false
-	think := newThinking(func(ev events.Event) { a.publish(context.WithoutCancel(ctx), topic, ev) }, msgID.String(), run)
+	think := newThinking(func(ev events.Event) (events.Cursor, error) {
+		return a.tryPublish(context.WithoutCancel(ctx), topic, ev)
+	}, msgID.String(), run)
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -133,15 +135,18 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 			usage = *chunk.Usage
 		}
 		for _, choice := range chunk.Choices {
+			// Postgres stores no NUL: model text is cleaned as it arrives, so what streams is
+			// what is stored (docs/events.md, "Text the database cannot store").
 			if choice.Delta.ReasoningContent != "" {
-				think.add(choice.Delta.ReasoningContent)
+				think.add(store.CleanText(choice.Delta.ReasoningContent))
 			}
 			if choice.Delta.Content != "" || len(choice.Delta.ToolCalls) > 0 {
 				think.end() // reasoning always precedes the answer
 			}
 			if choice.Delta.Content != "" {
-				text.WriteString(choice.Delta.Content)
-				deltas.Add(choice.Delta.Content)
+				content := store.CleanText(choice.Delta.Content)
+				text.WriteString(content)
+				deltas.Add(content)
 			}
 			calls.add(choice.Delta.ToolCalls)
 		}
@@ -166,7 +171,7 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 		Parts: assistantParts(think.stored(), think.size, text.String(), toolCalls, providerIDs),
 	})
 	if err != nil {
-		return workflows.TurnResult{}, fmt.Errorf("save reply: %w", err)
+		return workflows.TurnResult{}, storeFailure("save reply", err)
 	}
 	// Another attempt may have stored its reply first (a worker thought dead that was not):
 	// what is stored is the answer.
@@ -397,6 +402,11 @@ func modelUnavailable(msg string, cause error) error {
 // deltaPublisher sends each delta as soon as no publish is in flight; deltas arriving while
 // one is in flight are joined into the next publish. Latency stays minimal at low load and
 // Redis round trips stay bounded at high load.
+//
+// A delta only makes sense on top of every delta before it. When a publish fails, or the topic's
+// epoch changes under the stream (Redis lost its data: clients resynchronise with an init whose
+// log holds none of the text so far), the next frame is a reset carrying the whole text so far,
+// which clients put in place of what they hold (docs/events.md, "Resets").
 type deltaPublisher struct {
 	mu      sync.Mutex
 	pending strings.Builder
@@ -405,31 +415,73 @@ type deltaPublisher struct {
 	done    chan struct{}
 }
 
-func newDeltaPublisher(send func(text string, n int)) *deltaPublisher {
+// streamFrame is one publish of a streamed text: a delta, or a reset with the whole text.
+type streamFrame struct {
+	N     int    // 1, 2, … within the attempt: the frame's place in event IDs
+	Delta string // text to append ("" in a reset)
+	Reset bool   // Text replaces what clients hold
+	Text  string // the whole text so far, in a reset
+}
+
+func newDeltaPublisher(send func(streamFrame) (events.Cursor, error)) *deltaPublisher {
 	p := &deltaPublisher{wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		n := 0
-		for range p.wake {
-			for {
-				p.mu.Lock()
-				text := p.pending.String()
-				p.pending.Reset()
-				closed := p.closed
-				p.mu.Unlock()
-				if text != "" {
-					n++
-					send(text, n)
-					continue
-				}
-				if closed {
-					return
-				}
-				break
-			}
-		}
-	}()
+	go p.run(send)
 	return p
+}
+
+func (p *deltaPublisher) run(send func(streamFrame) (events.Cursor, error)) {
+	defer close(p.done)
+	var (
+		n      int
+		full   strings.Builder // everything handed to the publisher
+		epoch  string          // the topic's numbering the last frame went into
+		resync bool            // clients may lack text: the next frame is a reset
+	)
+	publish := func(delta string) {
+		for {
+			f := streamFrame{Delta: delta}
+			if resync {
+				f = streamFrame{Reset: true, Text: full.String()}
+			}
+			n++
+			f.N = n
+			pos, err := send(f)
+			if err != nil {
+				resync = true // this frame may be missing for someone: the next one carries all
+				return
+			}
+			lost := epoch != "" && pos.Epoch != epoch
+			epoch = pos.Epoch
+			if !lost || f.Reset {
+				resync = false
+				return
+			}
+			// The first frame of a new numbering: whoever synchronised to it holds no text from
+			// before, so the whole text follows at once.
+			resync = true
+		}
+	}
+	for range p.wake {
+		for {
+			p.mu.Lock()
+			text := p.pending.String()
+			p.pending.Reset()
+			closed := p.closed
+			p.mu.Unlock()
+			if text != "" {
+				full.WriteString(text)
+				publish(text)
+				continue
+			}
+			if closed {
+				if resync {
+					publish("") // the last frame failed: one more try with the whole text
+				}
+				return
+			}
+			break
+		}
+	}
 }
 
 // Add queues a delta for publishing.
@@ -455,13 +507,22 @@ func (p *deltaPublisher) Close() {
 	<-p.done
 }
 
+// frameFields are a stream or thinking frame's fields: a delta, or a reset's whole text.
+func frameFields(msgID string, f streamFrame) map[string]any {
+	fields := map[string]any{"message_id": msgID, "delta": f.Delta}
+	if f.Reset {
+		fields["text"] = f.Text
+	}
+	return fields
+}
+
 // maxStoredReasoning bounds the reasoning kept in Postgres; clients get all of it live.
 const maxStoredReasoning = 3 << 10
 
 // thinking streams reasoning deltas between thinking_start and thinking_end and keeps the
 // start of it for storage.
 type thinking struct {
-	publish func(events.Event)
+	publish func(events.Event) (events.Cursor, error)
 	msgID   string
 	run     string // the attempt, as in event IDs
 	deltas  *deltaPublisher
@@ -470,7 +531,7 @@ type thinking struct {
 	done    bool
 }
 
-func newThinking(publish func(events.Event), msgID string, run string) *thinking {
+func newThinking(publish func(events.Event) (events.Cursor, error), msgID string, run string) *thinking {
 	return &thinking{publish: publish, msgID: msgID, run: run}
 }
 
@@ -479,10 +540,10 @@ func (t *thinking) add(s string) {
 		return
 	}
 	if t.deltas == nil {
-		t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-start", t.msgID, t.run), Type: "thinking_start", Fields: map[string]any{"message_id": t.msgID}})
-		t.deltas = newDeltaPublisher(func(text string, n int) {
-			t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:t%d", t.msgID, t.run, n), Type: "thinking",
-				Fields: map[string]any{"message_id": t.msgID, "delta": text}})
+		_, _ = t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-start", t.msgID, t.run), Type: "thinking_start", Fields: map[string]any{"message_id": t.msgID}})
+		t.deltas = newDeltaPublisher(func(f streamFrame) (events.Cursor, error) {
+			return t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:t%d", t.msgID, t.run, f.N), Type: "thinking",
+				Fields: frameFields(t.msgID, f)})
 		})
 	}
 	t.size += len(s)
@@ -499,7 +560,7 @@ func (t *thinking) end() {
 	}
 	t.done = true
 	t.deltas.Close()
-	t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-end", t.msgID, t.run), Type: "thinking_end",
+	_, _ = t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-end", t.msgID, t.run), Type: "thinking_end",
 		Fields: map[string]any{"message_id": t.msgID, "size": t.size}})
 }
 

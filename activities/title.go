@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/store"
 )
 
 // titlePrompt asks for a short title of the conversation's first message.
@@ -66,7 +67,7 @@ func (a *Activities) GenerateTitle(ctx context.Context, agentID string) (string,
 // cleanTitle keeps the first line, drops quotes and trailing punctuation, and cuts at a word
 // boundary.
 func cleanTitle(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s, _, _ = strings.Cut(strings.TrimSpace(store.CleanText(s)), "\n")
 	s = strings.Trim(s, " \"'`*#")
 	s = strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
 	r := []rune(s)

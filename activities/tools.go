@@ -67,6 +67,12 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 		content, toolErr = a.runTool(sap.WithIdempotencyKey(withApproval(ctx, grant), toolIdempotencyKey(in.AgentID, in.Call.ID)), agent, in.UserID, in.Call)
 	}
 	elapsed := time.Since(start)
+	// Tool output is anyone's text (SAP data, a script's prints, an error echoing its input):
+	// what Postgres cannot store becomes U+FFFD before it goes anywhere.
+	content = store.CleanText(content)
+	if toolErr != nil {
+		toolErr = errors.New(store.CleanText(toolErr.Error()))
+	}
 	if toolErr != nil && attemptCutOff(ctx) {
 		// Not the tool's failure: this attempt was cut off and Temporal runs (or already runs)
 		// the call again, where its writes are answered from the connector's memory. Nothing is
@@ -233,7 +239,10 @@ func (a *Activities) SaveToolResults(ctx context.Context, in workflows.ToolResul
 			Role: "tool", Content: r.Content, Status: status, Parts: parts, ToolCallID: r.ToolCallID,
 		}
 	}
-	return a.Store.SaveMessages(ctx, msgs)
+	if err := a.Store.SaveMessages(ctx, msgs); err != nil {
+		return storeFailure("save tool results", err)
+	}
+	return nil
 }
 
 func marshal(v any) (string, error) {

@@ -65,7 +65,8 @@ func (s *Server) snapshot(ctx context.Context, agent store.Agent, topic string, 
 // partialsOf replays stream/thinking deltas of head's epoch up to head's seq and keeps those
 // of messages that have neither ended nor been retried. A partial is complete only when the
 // window shows an event from before its first delta (the turn's start, an earlier step, its
-// thinking_start or retry): otherwise its beginning may be missing and it is marked incomplete.
+// thinking_start or retry), or when a reset gave the whole text: otherwise its beginning may be
+// missing and it is marked incomplete.
 func partialsOf(tail []events.Raw, head events.Cursor) []partial {
 	open := map[string]*partial{}
 	var order []string
@@ -80,9 +81,10 @@ func partialsOf(tail []events.Raw, head events.Cursor) []partial {
 			continue
 		}
 		var e struct {
-			Type      string `json:"type"`
-			MessageID string `json:"message_id"`
-			Delta     string `json:"delta"`
+			Type      string  `json:"type"`
+			MessageID string  `json:"message_id"`
+			Delta     string  `json:"delta"`
+			Text      *string `json:"text"` // a reset: the whole text so far
 		}
 		if json.Unmarshal(ev.JSON, &e) != nil {
 			continue
@@ -100,9 +102,15 @@ func partialsOf(tail []events.Raw, head events.Cursor) []partial {
 					order = append(order, e.MessageID)
 				}
 			}
-			if e.Type == "stream" {
+			switch {
+			case e.Type == "stream" && e.Text != nil:
+				// A reset holds the whole text: whatever the window lacked is in it.
+				p.Text, p.Incomplete = *e.Text, false
+			case e.Type == "stream":
 				p.Text += e.Delta
-			} else {
+			case e.Text != nil:
+				p.Reasoning = *e.Text
+			default:
 				p.Reasoning += e.Delta
 			}
 		case "thinking_end", "title_update":

@@ -62,6 +62,14 @@ func TestPartialsSayWhenTheirBeginningIsMissing(t *testing.T) {
 	assert.Equal(t, []partial{{MessageID: "m", Text: "new", Incomplete: true}}, got)
 	got = partialsOf(logOf("e2", 1, user, delta("m", "a"), delta("m", "b")), head(2))
 	assert.Equal(t, []partial{{MessageID: "m", Text: "a"}}, got)
+
+	// After a lost log the publisher sends a reset with the whole text: the partial is whole
+	// again, and later deltas append to it.
+	reset := func(id, text string) string {
+		return fmt.Sprintf(`"type":"stream","message_id":%q,"delta":"","text":%q`, id, text)
+	}
+	got = partialsOf(logOf("e2", 1, delta("m", "lo"), reset("m", "Hello"), delta("m", " there")), head(3))
+	assert.Equal(t, []partial{{MessageID: "m", Text: "Hello there"}}, got)
 }
 
 // Issue 10: init sent the oldest 500 messages, so a client reconnecting to a long conversation

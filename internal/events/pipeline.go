@@ -53,14 +53,18 @@ func (p *pipeline) run(ctx context.Context, keys []string, args ...any) (Cursor,
 		return Cursor{}, redis.ErrClosed
 	default:
 	}
-	// When a pipeline slot is free the caller sends its own call (with whatever is queued)
-	// without handing it to a flusher goroutine: two fewer scheduling hops per event.
+	// When a pipeline slot is free the call (with whatever is queued) is sent at once, without
+	// waiting for a flusher goroutine to pick it up. It is sent on a goroutine of its own so the
+	// caller's ctx bounds the wait: a Redis that refuses connections or never answers must not
+	// hold a publisher longer than it allows (go-redis retries and its read timeout would).
 	select {
 	case p.slots <- struct{}{}:
 		batch := p.drain([]*publishCall{c})
-		p.exec(batch)
-		<-p.slots
-		return c.pos, c.err
+		go func() {
+			p.exec(batch)
+			<-p.slots
+		}()
+		return p.wait(ctx, c)
 	case <-p.stop:
 		return Cursor{}, redis.ErrClosed
 	default:
@@ -72,6 +76,11 @@ func (p *pipeline) run(ctx context.Context, keys []string, args ...any) (Cursor,
 	case <-p.stop:
 		return Cursor{}, redis.ErrClosed
 	}
+	return p.wait(ctx, c)
+}
+
+// wait waits for a queued or sent call's result, or ctx.
+func (p *pipeline) wait(ctx context.Context, c *publishCall) (Cursor, error) {
 	select {
 	case <-c.done:
 		return c.pos, c.err

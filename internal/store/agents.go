@@ -91,6 +91,6 @@ func (s *Store) UpdateAgent(ctx context.Context, id uuid.UUID, user string, name
 
 // SetAgentTitle stores the generated title.
 func (s *Store) SetAgentTitle(ctx context.Context, id uuid.UUID, title string) error {
-	_, err := s.Pool.Exec(ctx, `UPDATE agents SET title = $2, updated_at = now() WHERE id = $1`, id, title)
+	_, err := s.Pool.Exec(ctx, `UPDATE agents SET title = $2, updated_at = now() WHERE id = $1`, id, CleanText(title))
 	return err
 }

@@ -40,7 +40,11 @@ const insertMessage = `INSERT INTO messages (id, agent_id, seq, role, content, s
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 	ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id`
 
+// withDefaults also makes the row's text storable (CleanText): a transcript row is written once,
+// whatever a model or a tool put into it.
 func withDefaults(m Message) Message {
+	m.Content, m.Model, m.ToolCallID = CleanText(m.Content), CleanText(m.Model), CleanText(m.ToolCallID)
+	m.Parts = CleanJSON(m.Parts)
 	if m.Status == "" {
 		m.Status = "complete"
 	}
@@ -176,6 +180,6 @@ func (s *Store) RecordUserMessage(ctx context.Context, m UserTurn) (saved Messag
 // ParkMessage keeps a queued message's content until its turn starts in the next run.
 func (s *Store) ParkMessage(ctx context.Context, id, agentID uuid.UUID, userID, content string) error {
 	_, err := s.Pool.Exec(ctx, `INSERT INTO parked_messages (id, agent_id, user_id, content) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (id) DO NOTHING`, id, agentID, userID, content)
+		ON CONFLICT (id) DO NOTHING`, id, agentID, userID, CleanText(content))
 	return err
 }

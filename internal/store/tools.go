@@ -75,7 +75,7 @@ type Note struct {
 // SaveNote stores a note idempotently (the ID comes from the tool call).
 func (s *Store) SaveNote(ctx context.Context, agentID uuid.UUID, n Note) error {
 	_, err := s.Pool.Exec(ctx, `INSERT INTO agent_notes (id, agent_id, title, body, draft) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (id) DO NOTHING`, n.ID, agentID, n.Title, n.Body, n.Draft)
+		ON CONFLICT (id) DO NOTHING`, n.ID, agentID, CleanText(n.Title), CleanText(n.Body), n.Draft)
 	return err
 }
 
@@ -117,7 +117,8 @@ func (s *Store) LogAction(ctx context.Context, a Action) error {
 		output_summary, duration_ms, success, error, decided_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (agent_id, tool_call_id) DO UPDATE SET output_summary = EXCLUDED.output_summary,
 		duration_ms = EXCLUDED.duration_ms, success = EXCLUDED.success, error = EXCLUDED.error`,
-		uuid.New(), a.AgentID, a.WorkspaceID, a.UserID, a.ToolCallID, a.Tool, a.Input, a.OutputSummary, a.DurationMS, a.Success, a.Error, a.DecidedBy)
+		uuid.New(), a.AgentID, a.WorkspaceID, a.UserID, CleanText(a.ToolCallID), CleanText(a.Tool), CleanText(a.Input),
+		CleanText(a.OutputSummary), a.DurationMS, a.Success, CleanText(a.Error), a.DecidedBy)
 	return err
 }
 
@@ -154,7 +155,7 @@ func (s *Store) ListActions(ctx context.Context, f ActionFilter, after *Cursor, 
 func (s *Store) SaveToolOutput(ctx context.Context, agentID uuid.UUID, toolCallID, content string) error {
 	_, err := s.Pool.Exec(ctx, `INSERT INTO tool_outputs (agent_id, tool_call_id, content, size_bytes) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (agent_id, tool_call_id) DO UPDATE SET content = EXCLUDED.content, size_bytes = EXCLUDED.size_bytes`,
-		agentID, toolCallID, content, len(content))
+		agentID, toolCallID, CleanText(content), len(content))
 	return err
 }
 

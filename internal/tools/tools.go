@@ -7,6 +7,7 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -169,6 +170,9 @@ func (d *Definition) ParseArguments(raw string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arguments are not valid JSON: %v", err)
 	}
+	if at, ok := nulAt(inst, ""); ok {
+		return nil, fmt.Errorf("arguments of %s contain a NUL character (\\u0000) at %s: NUL cannot be sent to SAP or stored; remove it", d.Name, at)
+	}
 	if err := d.schema.Validate(inst); err != nil {
 		return nil, fmt.Errorf("arguments do not match the schema of %s: %s", d.Name, flatten(err))
 	}
@@ -177,6 +181,40 @@ func (d *Definition) ParseArguments(raw string) (map[string]any, error) {
 		return nil, fmt.Errorf("arguments must be a JSON object")
 	}
 	return args, nil
+}
+
+// nulAt finds a NUL character in a decoded JSON value (a key or a string) and returns its JSON
+// pointer. Such a call is invalid: no tool can do anything sensible with it, and Postgres
+// refuses it wherever it would be stored.
+func nulAt(v any, path string) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			return cmp.Or(path, "/"), true
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the same call always names the same place
+		for _, k := range keys {
+			name := strings.ReplaceAll(k, "\x00", `\u0000`)
+			if strings.IndexByte(k, 0) >= 0 {
+				return path + "/" + name, true
+			}
+			if at, ok := nulAt(x[k], path+"/"+name); ok {
+				return at, true
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if at, ok := nulAt(e, fmt.Sprintf("%s/%d", path, i)); ok {
+				return at, true
+			}
+		}
+	}
+	return "", false
 }
 
 var englishPrinter = message.NewPrinter(language.English)

@@ -109,3 +109,26 @@ func TestRFCModeFollowsTheFunction(t *testing.T) {
 		assert.Equal(t, want, Decide(def, parsed, ReadsOnly), args)
 	}
 }
+
+// A NUL character in any argument makes the call invalid, with the place named: nothing can be
+// done with it, and Postgres stores no NUL wherever the call would be recorded.
+func TestArgumentsWithNULAreRefused(t *testing.T) {
+	r := Default()
+	save, _ := r.Get(SaveNote)
+	for raw, want := range map[string]string{
+		`{"title":"a\u0000","body":"b"}`:       "at /title",
+		`{"title":"a","body":"b","x\u0000":1}`: "at /x\\u0000",
+	} {
+		_, err := save.ParseArguments(raw)
+		require.Error(t, err, raw)
+		assert.Contains(t, err.Error(), "NUL character", raw)
+		assert.Contains(t, err.Error(), want, raw)
+		assert.NotContains(t, err.Error(), "\x00", "the message itself is storable")
+	}
+	mode, invalid := r.Classify(SaveNote, `{"title":"\u0000","body":"b"}`, AskEveryTime)
+	assert.Empty(t, mode)
+	assert.Contains(t, invalid, "NUL")
+	// The text \u0000 (an escaped backslash) is no NUL.
+	_, err := save.ParseArguments(`{"title":"\\u0000","body":"b"}`)
+	assert.NoError(t, err)
+}

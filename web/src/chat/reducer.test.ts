@@ -365,6 +365,21 @@ describe('chat reducer: specific sequences', () => {
     expect(s.messages[1].content).toBe('Hello world')
   })
 
+  it('a reset frame replaces the partial text with the whole text so far', () => {
+    // Redis lost its data mid-reply: this client synchronised in the new epoch, got one delta,
+    // then the publisher's reset with everything streamed so far.
+    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e2', status: 'active', messages: [user], pending_approvals: [], partial: [] })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'wor', seq: 1, epoch: 'e2' })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: '', text: 'Hello wor', seq: 2, epoch: 'e2' })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'ld', seq: 3, epoch: 'e2' })
+    expect(s.partials[0]).toMatchObject({ text: 'Hello world', incomplete: false })
+    // An incomplete partial from init becomes whole with a reset too.
+    s = chatReducer(initialState, { type: 'init', seq: 40, epoch: 'e2', status: 'active', messages: [user], pending_approvals: [],
+      partial: [{ message_id: 'a1', text: 'lo', incomplete: true }] })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: '', text: 'Hello', seq: 41, epoch: 'e2' })
+    expect(s.partials[0]).toMatchObject({ text: 'Hello', incomplete: false })
+  })
+
   it('a resync init keeps older loaded messages and does not duplicate the ones it holds', () => {
     const older = Array.from({ length: 5 }, (_, k): ChatMessage => ({ ...user, id: `m${k}`, seq: k + 1 }))
     let s = chatReducer(initialState, { type: 'init', seq: 10, epoch: 'e1', status: 'idle', messages: older, pending_approvals: [], partial: [] })

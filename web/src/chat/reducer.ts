@@ -320,14 +320,18 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
       if (status !== 'idle') return { ...state, status }
       return { ...state, status, partials: state.partials.length ? [] : state.partials, approvals: state.approvals.length ? [] : state.approvals, retryAttempt: undefined }
     }
+    // A frame with `text` is a reset (the stream's log was lost): the whole text so far, in
+    // place of what this client holds, which is then no longer incomplete.
     case 'stream':
-      return updatePartial(state, mid, (p) => ({ ...p, text: p.text + str(e.delta), thinking: false }))
+      return updatePartial(state, mid, (p) => (typeof e.text === 'string'
+        ? { ...p, text: e.text, incomplete: false, thinking: false }
+        : { ...p, text: p.text + str(e.delta), thinking: false }))
     case 'stream_end':
       return updatePartial(state, mid, (p) => ({ ...p, ended: true, thinking: false }))
     case 'thinking_start':
       return updatePartial(state, mid, (p) => ({ ...p, thinking: true }))
     case 'thinking':
-      return updatePartial(state, mid, (p) => ({ ...p, reasoning: p.reasoning + str(e.delta), thinking: true }))
+      return updatePartial(state, mid, (p) => ({ ...p, reasoning: typeof e.text === 'string' ? e.text : p.reasoning + str(e.delta), thinking: true }))
     case 'thinking_end':
       return updatePartial(state, mid, (p) => ({ ...p, thinking: false }))
     case 'retry':
