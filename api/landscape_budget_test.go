@@ -179,7 +179,7 @@ func TestIndexReadsAreBudgetedPerWorkspace(t *testing.T) {
 	for _, u := range []string{"bob", "carol"} {
 		_, err := e.st.SetOrgMember(ctx, e.attackerOrg, u, store.RoleMember)
 		require.NoError(t, err)
-		_, err = e.st.SetWorkspaceMember(ctx, e.attacker, u, store.RoleMember)
+		_, err = e.st.SetWorkspaceMember(ctx, e.attacker, u, store.RoleMember, "alice")
 		require.NoError(t, err)
 		e.tokens[u], err = auth.Mint(readsSecret, u, time.Hour, "", "")
 		require.NoError(t, err)

@@ -21,7 +21,7 @@ func TestRemovedMemberReachesNoSAPSystem(t *testing.T) {
 	require.NoError(t, f.st.Pool.QueryRow(ctx, `SELECT org_id FROM workspaces WHERE id = $1`, f.conn.WorkspaceID).Scan(&orgID))
 	_, err := f.st.SetOrgMember(ctx, orgID, "sam", store.RoleMember)
 	require.NoError(t, err)
-	_, err = f.st.SetWorkspaceMember(ctx, f.conn.WorkspaceID, "sam", store.RoleMember)
+	_, err = f.st.SetWorkspaceMember(ctx, f.conn.WorkspaceID, "sam", store.RoleMember, "alice")
 	require.NoError(t, err)
 	f.user = "sam"
 	f.login(t, "DEVELOPER")
