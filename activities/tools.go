@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/sap"
@@ -126,7 +125,9 @@ func attemptCutOff(ctx context.Context) bool {
 	if ctx.Err() == nil {
 		return false
 	}
-	return errors.Is(context.Cause(ctx), sdkworker.ErrWorkerShutdown) || !temporal.IsCanceledError(context.Cause(ctx))
+	// The cause is worker.ErrWorkerShutdown, a refused heartbeat's error or DeadlineExceeded
+	// for a cut-off attempt, and a *temporal.CanceledError for a stop.
+	return !temporal.IsCanceledError(context.Cause(ctx))
 }
 
 // toolIdempotencyKey is the key a tool call's writes carry, numbered per request

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/sapagent/sapagent/workflows"
 )
@@ -193,4 +195,111 @@ func TestFaultRecoveryConversationWorkerKilled(t *testing.T) {
 	tp.mustSettle(agent, 2*time.Minute)
 	assert.Less(t, accepted, 4500*time.Millisecond, "messages are accepted again within seconds (the sticky task timeout, 2 s, and a replay)")
 	tp.checkInvariants([]string{agent}, nil)
+}
+
+// TestFaultRecoveryWorkerKilledMidDeletion: the worker running a workspace deletion's step dies
+// (kill -9) while the step waits on Postgres (frozen with SIGSTOP, so the step is surely in
+// flight). The step is retried on the other worker within its heartbeat timeout and the deletion
+// finishes; the wait includes the deletion's fixed 5 s before its final sweep.
+func TestFaultRecoveryWorkerKilledMidDeletion(t *testing.T) {
+	tp := startTopology(t, topoOptions{apis: 1, workers: 2})
+	agent := tp.newAgent()
+	tp.warmUp(agent)
+
+	// Started by the test rather than the API, which needs Postgres to accept the DELETE.
+	id := workflows.DeletionWorkflowID(workflows.DeletionWorkspace, tp.ws)
+	frozen := tp.pg.signalAll(syscall.SIGSTOP)
+	thawed := false
+	thaw := func() {
+		if !thawed {
+			for _, pid := range frozen {
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+			thawed = true
+		}
+	}
+	defer thaw()
+	run, err := tp.tc.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: "sapagent"},
+		workflows.DeleteWorkspaceWorkflowName, workflows.DeletionInput{ID: tp.ws, OrgID: tp.org, RequestedBy: "alice"})
+	require.NoError(t, err)
+	w := tp.workerRunningWorkflow(id)
+	killed := time.Now()
+	w.kill()
+	thaw()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	var st workflows.DeletionStatus
+	require.NoError(t, run.Get(ctx, &st))
+	took := time.Since(killed)
+	t.Logf("worker killed mid-deletion: deletion done %s after the kill (5 s of it the wait before the final sweep)", took.Round(10*time.Millisecond))
+	assert.True(t, st.Done)
+	var n int
+	require.NoError(t, tp.db.QueryRow(t.Context(), `SELECT count(*) FROM workspaces WHERE id = $1`, tp.ws).Scan(&n))
+	assert.Zero(t, n, "the workspace is gone")
+	assert.Less(t, took, 20*time.Second, "a crashed step is retried within seconds")
+}
+
+// workerRunningWorkflow returns the live worker process that runs a started activity of the
+// workflow.
+func (tp *topology) workerRunningWorkflow(workflowID string) *proc {
+	tp.t.Helper()
+	var found *proc
+	last := "nothing pending"
+	ok := assertEventually(func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		d, err := tp.tc.DescribeWorkflowExecution(ctx, workflowID, "")
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		for _, pa := range d.PendingActivities {
+			last = fmt.Sprintf("%s attempt %d state %s identity %s", pa.ActivityType.GetName(), pa.Attempt, pa.State, pa.LastWorkerIdentity)
+			if pa.State != enumspb.PENDING_ACTIVITY_STATE_STARTED {
+				continue
+			}
+			pid, _, _ := strings.Cut(pa.LastWorkerIdentity, "@")
+			for _, w := range tp.workers {
+				if strconv.Itoa(w.pid()) == pid && w.running() {
+					found = w
+					return true
+				}
+			}
+		}
+		return false
+	}, 20*time.Second)
+	require.True(tp.t, ok, "no live worker runs an activity of %s (last seen: %s)", workflowID, last)
+	return found
+}
+
+// signalAll sends sig to the postmaster and every backend it forked (a stopped postmaster
+// alone still lets open connections run queries), returning their pids.
+func (s *pgServer) signalAll(sig syscall.Signal) []int {
+	s.t.Helper()
+	root := s.p.pid()
+	require.NotZero(s.t, root)
+	pids := []int{root}
+	entries, err := os.ReadDir("/proc")
+	require.NoError(s.t, err)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: the command may hold spaces, so parse after its ')'.
+		rest := string(raw[strings.LastIndexByte(string(raw), ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) > 1 && fields[1] == strconv.Itoa(root) {
+			pids = append(pids, pid)
+		}
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, sig)
+	}
+	return pids
 }
