@@ -72,6 +72,8 @@ export interface PendingApproval {
   mode: 'confirm_before_execution' | 'confirm_after_execution' | string
   result?: { content?: string; is_error?: boolean; stored?: boolean; size?: number } | null
   requested_by?: string
+  /** Four eyes applied when the call was requested (it still does if the workspace switched it off). */
+  four_eyes?: boolean
 }
 
 export type OutgoingState = 'sending' | 'queued' | 'sent' | 'failed'
