@@ -344,6 +344,7 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
         mode: str(e.mode),
         result: (e.result as PendingApproval['result']) ?? null,
         requested_by: str(e.requested_by) || undefined,
+        four_eyes: e.four_eyes === true || undefined,
       }
       const approvals = state.approvals.some((x) => x.tool_call_id === a.tool_call_id)
         ? state.approvals.map((x) => (x.tool_call_id === a.tool_call_id ? a : x))
