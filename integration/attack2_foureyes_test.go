@@ -169,6 +169,15 @@ func TestAttack2FourEyesHoldsAgainstTheRequestersOwnPolicy(t *testing.T) {
 	need := f.pending(f.send(f.token, "save a note titled Admin"))
 	assert.Equal(t, "alice", need.RequestedBy)
 	assert.Nil(t, f.action(need.ToolCallID), "the write waits")
+	var approvals struct {
+		Data []struct {
+			ToolCallID string `json:"tool_call_id"`
+			FourEyes   bool   `json:"four_eyes"`
+		} `json:"data"`
+	}
+	require.Equal(t, 200, f.do("GET", f.path()+"/approvals", nil, &approvals))
+	require.Len(t, approvals.Data, 1)
+	assert.True(t, approvals.Data[0].FourEyes, "the call carries the rule it was requested under")
 	status, got := f.decide(f.token, need.ToolCallID, true)
 	assert.Equal(t, http.StatusForbidden, status)
 	assert.Contains(t, got.Error, "four eyes")

@@ -136,6 +136,7 @@ func TestFourEyesAtRequestTimeOutlivesTheWorkspaceSwitchingItOff(t *testing.T) {
 	require.Len(t, st.PendingApprovals, 1, "the read ran, the write waits")
 	assert.Equal(t, "w1", st.PendingApprovals[0].ToolCallID)
 	assert.True(t, st.PendingApprovals[0].FourEyes)
+	assert.Equal(t, true, eventOf(f, "approval_needed")["four_eyes"])
 	require.ErrorContains(t, own.err, "four eyes")
 	require.NoError(t, bob.err)
 	assert.Equal(t, []string{"r1", "w1"}, f.ran)

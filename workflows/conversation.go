@@ -713,6 +713,9 @@ func (c *conversation) awaitApprovals(ctx workflow.Context, msg UserMessage) {
 		if a.RequestedBy != "" {
 			fields["requested_by"] = a.RequestedBy
 		}
+		if a.FourEyes {
+			fields["four_eyes"] = true
+		}
 		if a.Result != nil {
 			fields["result"] = a.Result.Content
 		}

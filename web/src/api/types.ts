@@ -15,6 +15,7 @@ export interface Workspace {
   settings: Record<string, unknown>
   admins_may_approve: boolean
   four_eyes: boolean
+  max_tool_policy: 'ask_every_time' | 'run_reads_only' | 'run_everything'
   created_by: string
   created_at: string
 }

@@ -26,4 +26,9 @@ describe('who decides a tool call', () => {
     expect(allowedDecisions(ran, d)).toMatchObject({ approve: true, reject: true })
     expect(allowedDecisions(ran, { ...d, user: 'bob' })).toMatchObject({ approve: false, reject: false })
   })
+  it('four eyes of the request holds after the workspace switched it off', () => {
+    const requested = { ...write, four_eyes: true }
+    expect(allowedDecisions(requested, { ...base, adminsMayApprove: true, workspaceRole: 'admin' })).toMatchObject({ approve: false, reject: true })
+    expect(allowedDecisions(requested, { ...base, user: 'bob' })).toMatchObject({ approve: true, reject: true })
+  })
 })

@@ -74,6 +74,8 @@ export interface PendingApproval {
   mode: 'confirm_before_execution' | 'confirm_after_execution' | string
   result?: { content?: string; is_error?: boolean; stored?: boolean; size?: number } | null
   requested_by?: string
+  /** Four eyes applied when the call was requested (it still does if the workspace switched it off). */
+  four_eyes?: boolean
 }
 
 export type OutgoingState = 'sending' | 'queued' | 'sent' | 'failed'
@@ -348,6 +350,7 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
         mode: str(e.mode),
         result: (e.result as PendingApproval['result']) ?? null,
         requested_by: str(e.requested_by) || undefined,
+        four_eyes: e.four_eyes === true || undefined,
       }
       const approvals = state.approvals.some((x) => x.tool_call_id === a.tool_call_id)
         ? state.approvals.map((x) => (x.tool_call_id === a.tool_call_id ? a : x))

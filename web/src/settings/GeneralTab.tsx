@@ -5,7 +5,7 @@ import { useSWRConfig } from 'swr'
 import { api } from '../api/client'
 import { keys } from '../api/keys'
 import type { Workspace } from '../api/types'
-import { Card, ErrorBanner } from '../ui/controls'
+import { Card, ErrorBanner, SelectField } from '../ui/controls'
 import { DeleteCard } from './DeleteCard'
 import { SwitchField } from './parts'
 import { RenameCard } from './RenameCard'
@@ -32,11 +32,17 @@ function RenameWorkspace({ workspace, disabled }: { workspace: Workspace; disabl
   )
 }
 
+const MAX_POLICIES = [
+  { value: 'run_everything', label: 'Run everything (no limit)' },
+  { value: 'run_reads_only', label: 'Run reads, ask for writes' },
+  { value: 'ask_every_time', label: 'Ask every time' },
+]
+
 function ApprovalFlags({ workspace, disabled }: { workspace: Workspace; disabled: boolean }) {
   const { mutate } = useSWRConfig()
   const [saving, setSaving] = useState(false)
   const [error, setError] = useState<unknown>(null)
-  async function set(flag: 'admins_may_approve' | 'four_eyes', value: boolean) {
+  async function set(flag: 'admins_may_approve' | 'four_eyes' | 'max_tool_policy', value: boolean | string) {
     setSaving(true)
     setError(null)
     try {
@@ -57,7 +63,12 @@ function ApprovalFlags({ workspace, disabled }: { workspace: Workspace; disabled
           description="Workspace admins (and organization owners and admins) may approve or reject any member's tool calls." />
         <SwitchField label="Four eyes" checked={workspace.four_eyes} disabled={disabled || saving}
           onChange={(v) => set('four_eyes', v)}
-          description="A write needs a second person's approval: its requester may only reject it, any other member may approve it." />
+          description="Every write needs a second person's approval, whatever a member's tool policy: its requester may only reject it, any other member may approve it." />
+      </div>
+      <div className="mt-3">
+        <SelectField label="Most a member's tool policy may allow" name="max_tool_policy" value={workspace.max_tool_policy ?? 'run_everything'}
+          disabled={disabled || saving} onChange={(v) => set('max_tool_policy', v)} options={MAX_POLICIES}
+          hint="Members keep their own choice; the stricter of it and this one applies to their calls." />
       </div>
       <ErrorBanner error={error} className="mt-2" />
     </Card>

@@ -13,9 +13,16 @@ const CHOICES: { value: ToolPolicy; label: string; help: string }[] = [
   { value: 'run_everything', label: 'Run everything', help: 'Reads and writes run without asking; use it only where mistakes are cheap.' },
 ]
 
+/** The caller's choice and what applies: the choice bounded by the workspace's maximum, and four eyes. */
+interface PolicyView {
+  policy: ToolPolicy
+  effective_policy?: ToolPolicy
+  four_eyes?: boolean
+}
+
 export function ToolPolicyTab({ wsId }: { wsId: string }) {
   const key = settingsKeys.toolPolicy(wsId)
-  const { data, error, mutate } = useSWR<{ policy: ToolPolicy }>(key)
+  const { data, error, mutate } = useSWR<PolicyView>(key)
   const [saving, setSaving] = useState(false)
   const [saved, setSaved] = useState(false)
   const [saveError, setSaveError] = useState<unknown>(null)
@@ -26,7 +33,7 @@ export function ToolPolicyTab({ wsId }: { wsId: string }) {
     setSaved(false)
     setSaveError(null)
     try {
-      const p = await api<{ policy: ToolPolicy }>(key, { method: 'PUT', body: { policy } })
+      const p = await api<PolicyView>(key, { method: 'PUT', body: { policy } })
       await mutate(p, { revalidate: false })
       setSaved(true)
     } catch (err) {
@@ -58,6 +65,14 @@ export function ToolPolicyTab({ wsId }: { wsId: string }) {
             </div>
           ))}
         </RadioGroup.Root>
+      )}
+      {data?.effective_policy && data.effective_policy !== data.policy && (
+        <p className="mt-2 text-sm text-slate-700">
+          This workspace allows at most “{CHOICES.find((c) => c.value === data.effective_policy)?.label ?? data.effective_policy}”: that applies to your calls.
+        </p>
+      )}
+      {data?.four_eyes && (
+        <p className="mt-2 text-sm text-slate-700">Four-eyes rule: every write waits for another member's approval, whatever you choose here.</p>
       )}
       <div className="mt-2"><SaveState saving={saving} saved={saved} /></div>
       <ErrorBanner error={saveError} className="mt-2" />
