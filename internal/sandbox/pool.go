@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sapagent/sapagent/internal/script"
 )
@@ -154,7 +155,9 @@ func (p *Pool) RunFor(ctx context.Context, owner Owner, code string, helpers []s
 	for _, name := range refs {
 		allowed[name] = true
 	}
-	release, err := p.queue.acquire(ctx, owner)
+	wctx, stopWait := queueContext(ctx, limits)
+	release, err := p.queue.acquire(wctx, owner)
+	stopWait()
 	if err != nil {
 		return script.Result{}, err
 	}
@@ -186,6 +189,20 @@ func (p *Pool) RunFor(ctx context.Context, owner Owner, code string, helpers []s
 		p.refill(s)
 	}
 	return res, err
+}
+
+// errBusy ends a wait in the queue that would leave the script no time to run before the
+// caller's deadline (the tool activity's): a clear error then, not a timeout and a retry.
+var errBusy = errors.New("the script sandboxes stayed busy with other scripts too long; run fewer scripts at once or try again")
+
+// queueContext bounds the wait for a sandbox so that the script's whole time limit still fits
+// before ctx's deadline.
+func queueContext(ctx context.Context, limits script.Limits) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadlineCause(ctx, dl.Add(-limits.Timeout-killGrace-time.Second), errBusy)
 }
 
 // Close stops every sandbox. Scripts still running end with an error.
