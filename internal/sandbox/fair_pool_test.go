@@ -101,7 +101,9 @@ func TestAScriptGivesUpWaitingWhileItsTimeStillFitsTheDeadline(t *testing.T) {
 	h := &parentHelpers{}
 	blocked, unblock := context.WithCancel(context.Background())
 	defer unblock()
-	go func() { _, _ = p.RunFor(blocked, Owner{Org: "a", User: "u"}, "block()", testHelpers, h.call, script.Limits{}) }()
+	go func() {
+		_, _ = p.RunFor(blocked, Owner{Org: "a", User: "u"}, "block()", testHelpers, h.call, script.Limits{})
+	}()
 	require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.calls) == 1 }, 10*time.Second, time.Millisecond)
 
 	limits := script.Limits{Timeout: 2 * time.Second}
