@@ -1,8 +1,13 @@
 package integration
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +21,7 @@ import (
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/devstack"
 	"github.com/sapagent/sapagent/internal/offlinellm"
+	"github.com/sapagent/sapagent/internal/secrets"
 )
 
 // Issue 18, finding 3: the sandboxes of a worker were shared with no fairness, so one plain
@@ -122,6 +128,56 @@ func TestAttack2OneMembersScriptsDoNotStarveAnotherOrganization(t *testing.T) {
 	most := maxOverlap(spans, func(s *span) (time.Time, time.Time) { return s.start, s.end })
 	assert.LessOrEqual(t, most, 2, "one user runs at most 2 scripts at once")
 	assert.GreaterOrEqual(t, queued, batch-2, "the scripts that waited said they were queued")
+
+	// Finding 8: this worker runs as root here; its scripts ran as nobody, with no capability
+	// and a syscall filter that refuses sockets.
+	if os.Geteuid() == 0 {
+		pool, err := e.stack.Deps.Sandbox()
+		require.NoError(t, err)
+		conf := pool.Confinement()
+		require.NotNil(t, conf)
+		assert.Equal(t, "65534 65534 65534 65534", conf.Status["Uid"])
+		assert.Equal(t, "0000000000000000", conf.Status["CapEff"])
+		assert.Equal(t, "0000000000000000", conf.Status["CapBnd"])
+		assert.Equal(t, "2", conf.Status["Seccomp"])
+		assert.Equal(t, "refused", conf.Socket)
+		assert.Empty(t, conf.Problems)
+	}
+}
+
+// Issue 18, finding 8: production started with AUTH_JWT_SECRET of 32 × "a", all-zero keys and one
+// key for two purposes. The stack now refuses to start, naming the variable, never the value.
+func TestAttack2ProductionRefusesWeakOrReusedKeys(t *testing.T) {
+	zero := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	shared := secrets.NewKey()
+	for _, tc := range []struct {
+		name   string
+		mutate func(*config.Config)
+		want   string
+	}{
+		{"32 × a", func(c *config.Config) { c.AuthJWTSecret = strings.Repeat("a", 32) }, "AUTH_JWT_SECRET does not look random"},
+		{"all-zero SECRETS_KEY", func(c *config.Config) { c.SecretsKey = zero }, "SECRETS_KEY does not look random"},
+		{"all-zero PAYLOAD_KEY", func(c *config.Config) { c.PayloadKey = zero }, "PAYLOAD_KEY does not look random"},
+		{"one key twice", func(c *config.Config) { c.SecretsKey, c.PayloadKey = shared, shared }, "SECRETS_KEY and PAYLOAD_KEY hold the same key"},
+		{"the token secret as a key", func(c *config.Config) { c.AuthJWTSecret, c.SecretsKey = shared, shared }, "AUTH_JWT_SECRET and SECRETS_KEY hold the same key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.Environment = "production"
+			tc.mutate(&cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s, err := devstack.Start(ctx, devstack.Options{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if s != nil {
+				s.Stop()
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			for _, v := range []string{strings.Repeat("a", 32), zero, shared} {
+				assert.NotContains(t, err.Error(), v, "no key is echoed")
+			}
+		})
+	}
 }
 
 // toolUpdate decodes a tool_update event.

@@ -228,7 +228,8 @@ func (d *Deps) Activities() (*activities.Activities, error) {
 func (d *Deps) Sandbox() (*sandbox.Pool, error) {
 	if d.sandbox == nil {
 		p, err := sandbox.New(sandbox.Options{Size: d.Config.SandboxPoolSize, MemoryMB: d.Config.SandboxMemoryMB,
-			MaxPerOrg: d.Config.SandboxMaxPerOrg, MaxPerUser: d.Config.SandboxMaxPerUser, Log: d.Log})
+			MaxPerOrg: d.Config.SandboxMaxPerOrg, MaxPerUser: d.Config.SandboxMaxPerUser,
+			UID: d.Config.SandboxUID, GID: d.Config.SandboxGID, Log: d.Log})
 		if err != nil {
 			return nil, err
 		}

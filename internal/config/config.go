@@ -119,6 +119,9 @@ type Config struct {
 	// more wait in the sandboxes' fair queue.
 	SandboxMaxPerOrg  int
 	SandboxMaxPerUser int
+	// SANDBOX_UID and SANDBOX_GID: the user and group a sandbox switches to when the worker
+	// runs as root (default nobody, 65534).
+	SandboxUID, SandboxGID int
 
 	// WorkerStopGrace: on SIGTERM the worker stops polling and lets running activities finish
 	// for this long (WORKER_STOP_GRACE), so a deploy is not a crash.
@@ -273,6 +276,8 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	c.SandboxMemoryMB = r.integer("SANDBOX_MEMORY_MB", 256)
 	c.SandboxMaxPerOrg = r.integer("SANDBOX_MAX_PER_ORG", 0)
 	c.SandboxMaxPerUser = r.integer("SANDBOX_MAX_PER_USER", 0)
+	c.SandboxUID = r.integer("SANDBOX_UID", 65534)
+	c.SandboxGID = r.integer("SANDBOX_GID", 65534)
 	c.SAPSimAddr = r.str("SAPSIM_ADDR", "127.0.0.1:8090")
 	c.SAPSimLatency = r.duration("SAPSIM_LATENCY", 0)
 	if c.SAPSimLandscapeObjects = r.integer("SAPSIM_LANDSCAPE_OBJECTS", 0); c.SAPSimLandscapeObjects < 0 || c.SAPSimLandscapeObjects > 100_000_000 {
@@ -363,6 +368,9 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	}
 	if c.SandboxMaxPerOrg < 0 || c.SandboxMaxPerUser < 0 {
 		return Config{}, fmt.Errorf("SANDBOX_MAX_PER_ORG and SANDBOX_MAX_PER_USER must not be negative (0: derived from SANDBOX_POOL_SIZE), got %d and %d", c.SandboxMaxPerOrg, c.SandboxMaxPerUser)
+	}
+	if c.SandboxUID <= 0 || c.SandboxGID <= 0 {
+		return Config{}, fmt.Errorf("SANDBOX_UID and SANDBOX_GID must be positive (not root), got %d and %d", c.SandboxUID, c.SandboxGID)
 	}
 	if c.MaxMessageBytes <= 0 {
 		return Config{}, fmt.Errorf("MAX_MESSAGE_BYTES must be positive, got %d", c.MaxMessageBytes)

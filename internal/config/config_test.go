@@ -70,6 +70,8 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		"SANDBOX_MEMORY_MB":            {"SANDBOX_MEMORY_MB": "8"},
 		"SANDBOX_MAX_PER_ORG":          {"SANDBOX_MAX_PER_ORG": "-1"},
 		"SANDBOX_MAX_PER_USER":         {"SANDBOX_MAX_PER_USER": "two"},
+		"SANDBOX_UID":                  {"SANDBOX_UID": "0"},
+		"SANDBOX_GID":                  {"SANDBOX_GID": "-5"},
 		"WORKSPACE_STORAGE_BYTES":      {"WORKSPACE_STORAGE_BYTES": "1GB"},
 		"MAX_SOCKETS_PER_USER":         {"MAX_SOCKETS_PER_USER": "0"},
 		"CUSTOMER_NAMESPACES":          {"CUSTOMER_NAMESPACES": "ACME"},

@@ -25,8 +25,9 @@ const childEnv = "SAPAGENT_SANDBOX_CHILD"
 
 // Exit codes a sandbox uses for the reasons it stops on its own.
 const (
-	exitCPU   = 3 // the CPU-time limit (SIGXCPU)
-	exitSetup = 4 // it could not confine itself
+	exitCPU        = 3 // the CPU-time limit (SIGXCPU)
+	exitSetup      = 4 // it could not confine itself
+	exitPrivileges = 5 // it changed user but could not execute itself (the pool starts the next as it is)
 )
 
 // addressHeadroom is address space a script may map beyond twice the memory limit (Go's
@@ -50,6 +51,7 @@ func init() {
 // serve is a sandbox's main: configure, confine, report ready, then run scripts until the
 // parent closes stdin.
 func serve() int {
+	problems := dropPrivileges() // first: it may execute the binary again
 	closeInherited()
 	runtime.GOMAXPROCS(1) // a script is one goroutine; a busy sandbox holds at most one core
 	debug.SetMaxStack(maxStack)
@@ -72,12 +74,13 @@ func serve() int {
 	// The garbage collector works harder as the sandbox nears three quarters of its limit, so
 	// a script's garbage does not count against it; scripts are stopped at half (live heap).
 	debug.SetMemoryLimit(int64(goMemory() + cfg.MemoryBytes/4*3))
-	if err := confine(); err != nil {
+	conf, err := confine(problems)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox: cannot confine itself:", err)
 		return exitSetup
 	}
 	limitCPU(startCPU)
-	if err := out.write(message{Type: msgReady}); err != nil {
+	if err := out.write(message{Type: msgReady, Confinement: conf}); err != nil {
 		return 0
 	}
 

@@ -91,3 +91,28 @@ func TestOneUsersBatchDoesNotHoldUpAnotherOrganizationsScript(t *testing.T) {
 		assert.True(t, seen[pos], "position %d reported", pos)
 	}
 }
+
+// A script waiting in line gives up while its whole time limit still fits before the caller's
+// deadline (the tool activity's), with an error saying why, rather than being timed out there
+// and run again.
+func TestAScriptGivesUpWaitingWhileItsTimeStillFitsTheDeadline(t *testing.T) {
+	p := newPool(t, Options{Size: 1})
+	waitPids(t, p, 1)
+	h := &parentHelpers{}
+	blocked, unblock := context.WithCancel(context.Background())
+	defer unblock()
+	go func() {
+		_, _ = p.RunFor(blocked, Owner{Org: "a", User: "u"}, "block()", testHelpers, h.call, script.Limits{})
+	}()
+	require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.calls) == 1 }, 10*time.Second, time.Millisecond)
+
+	limits := script.Limits{Timeout: 2 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), limits.Timeout+killGrace+time.Second+300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := p.RunFor(ctx, Owner{Org: "b", User: "v"}, "result = 1", nil, nil, limits)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the script sandboxes stayed busy with other scripts too long")
+	assert.Less(t, time.Since(start), time.Second, "it gave up when the rest of its time no longer fitted")
+	assert.NoError(t, ctx.Err(), "before the caller's deadline")
+}

@@ -19,7 +19,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/sapagent/sapagent/internal/script"
 )
@@ -36,13 +38,18 @@ type Options struct {
 	// DefaultMaxPerUser of Size; at most Size.
 	MaxPerOrg  int
 	MaxPerUser int
-	Log        *slog.Logger
+	// UID and GID are the user and group a sandbox switches to when the worker runs as root
+	// (it also gives up every capability; see dropPrivileges). Defaults: nobody, 65534.
+	UID, GID int
+	Log      *slog.Logger
 }
 
 // Defaults of Options.
 const (
 	DefaultSize     = 4
 	DefaultMemoryMB = 256
+	DefaultUID      = 65534
+	DefaultGID      = 65534
 )
 
 // DefaultMaxPerOrg leaves one sandbox of size for other organizations (when there is more
@@ -62,11 +69,14 @@ type Pool struct {
 
 	slots chan *slot
 	queue *fairQueue // admits at most Size scripts, fairly: each then takes a slot
+	user  string     // "uid:gid" a sandbox started as root switches to
 
 	mu        sync.Mutex
 	closed    bool
 	procs     map[*proc]struct{}
-	isolation int // index into isolations of the strongest that works here
+	isolation int  // index into isolations of the strongest that works here
+	keepUser  bool // switching user failed once: sandboxes keep the worker's (without capabilities)
+	conf      *Confinement
 	starting  sync.WaitGroup
 }
 
@@ -88,6 +98,12 @@ func New(o Options) (*Pool, error) {
 	if o.MaxPerUser <= 0 {
 		o.MaxPerUser = DefaultMaxPerUser(o.Size)
 	}
+	if o.UID <= 0 {
+		o.UID = DefaultUID
+	}
+	if o.GID <= 0 {
+		o.GID = DefaultGID
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -103,7 +119,8 @@ func New(o Options) (*Pool, error) {
 		return nil, fmt.Errorf("script sandbox: %w", err)
 	}
 	p := &Pool{memory: uint64(o.MemoryMB) << 20, log: o.Log, exe: exe, dir: dir,
-		slots: make(chan *slot, o.Size), queue: newFairQueue(o.Size, o.MaxPerOrg, o.MaxPerUser), procs: map[*proc]struct{}{}}
+		slots: make(chan *slot, o.Size), queue: newFairQueue(o.Size, o.MaxPerOrg, o.MaxPerUser), procs: map[*proc]struct{}{},
+		user: fmt.Sprintf("%d:%d", o.UID, o.GID)}
 	for range o.Size {
 		p.refill(&slot{})
 	}
@@ -138,7 +155,9 @@ func (p *Pool) RunFor(ctx context.Context, owner Owner, code string, helpers []s
 	for _, name := range refs {
 		allowed[name] = true
 	}
-	release, err := p.queue.acquire(ctx, owner)
+	wctx, stopWait := queueContext(ctx, limits)
+	release, err := p.queue.acquire(wctx, owner)
+	stopWait()
 	if err != nil {
 		return script.Result{}, err
 	}
@@ -170,6 +189,20 @@ func (p *Pool) RunFor(ctx context.Context, owner Owner, code string, helpers []s
 		p.refill(s)
 	}
 	return res, err
+}
+
+// errBusy ends a wait in the queue that would leave the script no time to run before the
+// caller's deadline (the tool activity's): a clear error then, not a timeout and a retry.
+var errBusy = errors.New("the script sandboxes stayed busy with other scripts too long; run fewer scripts at once or try again")
+
+// queueContext bounds the wait for a sandbox so that the script's whole time limit still fits
+// before ctx's deadline.
+func queueContext(ctx context.Context, limits script.Limits) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadlineCause(ctx, dl.Add(-limits.Timeout-killGrace-time.Second), errBusy)
 }
 
 // Close stops every sandbox. Scripts still running end with an error.
@@ -208,12 +241,17 @@ func (p *Pool) start() (*proc, error) {
 	p.mu.Lock()
 	level := p.isolation
 	closed := p.closed
+	keep := p.keepUser
 	p.mu.Unlock()
 	if closed {
 		return nil, errClosed
 	}
 	for {
-		pr, err := startProc(p.exe, p.dir, isolations[level].attr(), p.memory)
+		args := []string{"sandbox", p.user}
+		if keep {
+			args[1] = argKeep
+		}
+		pr, err := startProc(p.exe, p.dir, args, isolations[level].attr(), p.memory)
 		if err == nil {
 			p.mu.Lock()
 			defer p.mu.Unlock()
@@ -222,7 +260,19 @@ func (p *Pool) start() (*proc, error) {
 				return nil, errClosed
 			}
 			p.procs[pr] = struct{}{}
+			p.noteConfinement(pr.conf)
 			return pr, nil
+		}
+		if errors.Is(err, errPrivileges) && !keep {
+			// Scripts still run, as the worker's user without capabilities: say so once.
+			p.mu.Lock()
+			if !p.keepUser {
+				p.keepUser = true
+				p.log.Warn("script sandbox: cannot run as the unprivileged user; sandboxes keep the worker's user without capabilities", "user", p.user, "error", err)
+			}
+			keep = true
+			p.mu.Unlock()
+			continue
 		}
 		var se *startError
 		if !errors.As(err, &se) || level == len(isolations)-1 {
@@ -237,6 +287,28 @@ func (p *Pool) start() (*proc, error) {
 		level = p.isolation
 		p.mu.Unlock()
 	}
+}
+
+// noteConfinement logs the first sandbox's confinement, and what it could not apply (warned
+// once: a sandbox runs anyway). p.mu is held.
+func (p *Pool) noteConfinement(c *Confinement) {
+	if c == nil || p.conf != nil {
+		return
+	}
+	p.conf = c
+	st := c.Status
+	p.log.Info("script sandbox confined", "uid", st["Uid"], "capabilities", st["CapEff"], "bounding", st["CapBnd"],
+		"no_new_privs", st["NoNewPrivs"], "seccomp", st["Seccomp"], "socket", c.Socket)
+	if len(c.Problems) > 0 {
+		p.log.Warn("script sandbox: not every restriction applies here", "problems", strings.Join(c.Problems, "; "))
+	}
+}
+
+// Confinement is what the first sandbox reported of its privileges (nil before one started).
+func (p *Pool) Confinement() *Confinement {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conf
 }
 
 // Isolation names how sandboxes are isolated on this system (after the first start).

@@ -47,6 +47,7 @@ type proc struct {
 	stderr  *headBuffer
 	memory  uint64
 	baseRSS uint64
+	conf    *Confinement // as the sandbox reported it when ready
 
 	// Touched only by the goroutine running a script on it.
 	runs    int
@@ -62,8 +63,11 @@ type startError struct{ err error }
 
 func (e *startError) Error() string { return "start: " + e.err.Error() }
 
-func startProc(exe, dir string, attr *syscall.SysProcAttr, memory uint64) (*proc, error) {
-	cmd := exec.Command(exe)
+// errPrivileges: the sandbox changed user and then could not execute itself (exitPrivileges).
+var errPrivileges = errors.New("the sandbox could not execute itself as the unprivileged user")
+
+func startProc(exe, dir string, args []string, attr *syscall.SysProcAttr, memory uint64) (*proc, error) {
+	cmd := exec.Command(exe, args...)
 	cmd.Env = []string{childEnv + "=1"}
 	cmd.Dir = dir
 	cmd.SysProcAttr = attr
@@ -93,10 +97,14 @@ func startProc(exe, dir string, attr *syscall.SysProcAttr, memory uint64) (*proc
 	case m, ok := <-pr.frames:
 		if ok && m.Type == msgReady {
 			pr.baseRSS = rss(cmd.Process.Pid)
+			pr.conf = m.Confinement
 			return pr, nil
 		}
 		pr.kill(killProtocol)
 		<-pr.exited
+		if exitCode(pr.waitErr) == exitPrivileges {
+			return nil, fmt.Errorf("%w: %s", errPrivileges, pr.exitText())
+		}
 		return nil, fmt.Errorf("the sandbox did not start: %s", pr.exitText())
 	case <-timer.C:
 		pr.kill(killProtocol)

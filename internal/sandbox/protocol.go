@@ -43,6 +43,9 @@ type message struct {
 	// config
 	MemoryBytes uint64 `json:"mem,omitempty"`
 
+	// ready
+	Confinement *Confinement `json:"confinement,omitempty"`
+
 	// run
 	Code        string         `json:"code,omitempty"`
 	Helpers     []helper       `json:"helpers,omitempty"`
@@ -61,6 +64,17 @@ type message struct {
 
 	// done
 	Output string `json:"output,omitempty"`
+}
+
+// Confinement is what a sandbox reports of its own privileges once confined.
+type Confinement struct {
+	// Status holds lines of its /proc/self/status: Uid, Gid, CapEff, CapPrm, CapBnd, CapAmb,
+	// NoNewPrivs and Seccomp (2: a filter applies).
+	Status map[string]string `json:"status,omitempty"`
+	// Socket is what opening a TCP socket gave: "refused" (EPERM) with the syscall filter.
+	Socket string `json:"socket,omitempty"`
+	// Problems name what could not be applied (the sandbox runs anyway; the pool logs them once).
+	Problems []string `json:"problems,omitempty"`
 }
 
 // helper is what a sandbox needs of a script.Helper to run it.

@@ -42,7 +42,7 @@ func executable() (string, error) {
 // or sockets with. A process-count limit (RLIMIT_NPROC) is left out: it counts every process of
 // the user and is not enforced for root; scripts cannot start processes anyway. The memory
 // and CPU limits are set per script (limitMemory, limitCPU).
-func confine() error {
+func confine(problems []string) (*Confinement, error) {
 	set := func(name string, res int, v uint64) error {
 		if err := syscall.Setrlimit(res, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -50,19 +50,25 @@ func confine() error {
 		return nil
 	}
 	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, 38 /* PR_SET_NO_NEW_PRIVS */, 1, 0, 0, 0, 0); errno != 0 {
-		return fmt.Errorf("no_new_privs: %w", errno)
+		return nil, fmt.Errorf("no_new_privs: %w", errno)
 	}
+	// The syscall filter applies to every thread (and sets no_new_privs on each).
+	if err := seccompFilter(); err != nil {
+		problems = append(problems, err.Error())
+	}
+	// Before the descriptor limit, which alone would make a socket fail.
+	conf := &Confinement{Socket: probeSocket(), Status: ownStatus(), Problems: problems}
 	if err := set("RLIMIT_CORE", syscall.RLIMIT_CORE, 0); err != nil {
-		return err
+		return nil, err
 	}
 	if err := set("RLIMIT_FSIZE", syscall.RLIMIT_FSIZE, 0); err != nil {
-		return err
+		return nil, err
 	}
 	var err error
 	if statm, err = os.Open("/proc/self/statm"); err != nil { // kept open: nothing can be opened later
-		return err
+		return nil, err
 	}
-	return set("RLIMIT_NOFILE", syscall.RLIMIT_NOFILE, uint64(openFiles()))
+	return conf, set("RLIMIT_NOFILE", syscall.RLIMIT_NOFILE, uint64(openFiles()))
 }
 
 // statm is the sandbox's own /proc/self/statm, opened before the descriptor limit.

@@ -19,10 +19,15 @@ var isolations = []struct {
 
 func executable() (string, error) { return os.Executable() }
 
-func confine() error {
+func confine(problems []string) (*Confinement, error) {
 	_ = syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
-	return nil
+	return &Confinement{Problems: append(problems, "no privilege drop or syscall filter outside Linux")}, nil
 }
+
+func dropPrivileges() []string { return nil }
+
+// argKeep: see privs_linux.go (nothing is dropped here anyway).
+const argKeep = "keep"
 
 func limitMemory(uint64) error { return nil }
 
