@@ -48,7 +48,7 @@ func newLandscapeEnv(t *testing.T) *landscapeEnv {
 	require.NoError(t, err)
 	ws2, err := st.CreateWorkspace(ctx, org.ID, "HR", "alice")
 	require.NoError(t, err)
-	_, err = st.SetOrgMember(ctx, org.ID, "bob", store.RoleMember) // in the org, not in the workspace
+	_, _, err = st.SetOrgMember(ctx, org.ID, "bob", store.RoleMember) // in the org, not in the workspace
 	require.NoError(t, err)
 	otherOrg, err := st.CreateOrg(ctx, "Evil", "mallory")
 	require.NoError(t, err)

@@ -47,8 +47,8 @@ func (s *Server) forgetMember(ctx context.Context, workspaces []uuid.UUID, user 
 	wg.Wait()
 }
 
-func (s *Server) tellRemoved(ctx context.Context, agentID uuid.UUID, user string) {
-	ctx, cancel := s.temporalContext(ctx)
+func (s *Server) tellRemoved(parent context.Context, agentID uuid.UUID, user string) {
+	ctx, cancel := s.temporalContext(parent)
 	defer cancel()
 	h, err := s.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: workflows.ConversationWorkflowID(agentID.String()), UpdateName: workflows.UpdateRemoveMember,
@@ -62,7 +62,7 @@ func (s *Server) tellRemoved(ctx context.Context, agentID uuid.UUID, user string
 	switch {
 	case errors.As(err, &notFound): // not running: nothing of hers is waiting
 	case err != nil:
-		s.logTemporalFailure(ctx, "removed member: conversation "+agentID.String()+" not told", err)
+		s.logTemporalFailure(parent, "removed member: conversation "+agentID.String()+" not told", err)
 	default:
 		s.Log.Info("removed member's work stopped", "agent", agentID, "dropped", res.Dropped, "rejected", res.Rejected, "stopped", res.Stopped)
 	}

@@ -131,11 +131,12 @@ func (s *Server) setOrgMember(c *gin.Context, pathUser string) {
 			return
 		}
 	}
-	m, err := s.Store.SetOrgMember(c.Request.Context(), o.ID, user, req.Role)
+	m, lost, err := s.Store.SetOrgMember(c.Request.Context(), o.ID, user, req.Role)
 	if err != nil {
 		s.storeFailed(c, err, "member")
 		return
 	}
+	s.forgetMember(c.Request.Context(), lost, user) // demoted: workspaces she is no member of are gone
 	status := http.StatusOK
 	if pathUser == "" {
 		status = http.StatusCreated

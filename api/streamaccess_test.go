@@ -39,7 +39,7 @@ func TestRemovedMembersStreamsEndWithinOnePeriod(t *testing.T) {
 	require.NoError(t, err)
 	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", "alice")
 	require.NoError(t, err)
-	_, err = st.SetOrgMember(ctx, org.ID, "bob", store.RoleMember)
+	_, _, err = st.SetOrgMember(ctx, org.ID, "bob", store.RoleMember)
 	require.NoError(t, err)
 	_, err = st.SetWorkspaceMember(ctx, ws.ID, "bob", store.RoleMember, "alice")
 	require.NoError(t, err)

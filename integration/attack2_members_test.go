@@ -257,3 +257,39 @@ func simChanges(t *testing.T, e *env, sid string, after int64) sap.ProbeChangesR
 	require.NoError(t, err)
 	return out.(sap.ProbeChangesResponse)
 }
+
+// A removal stands when the conversations cannot be told (Temporal is down): the DELETE answers
+// 204 within the Temporal call timeout, her login is gone at once, and her queued message is
+// refused when its turn would begin, after Temporal is back.
+func TestAttack2RemovalStandsWhileTemporalIsDown(t *testing.T) {
+	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
+		c.TemporalCallTimeout = 2 * time.Second
+		scriptedTools(c, o)
+	})
+	var ecc connectionJSON
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces/"+e.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, &ecc))
+	bob := e.addMember("bob")
+	require.Equal(t, http.StatusOK, e.doAs(bob, "PUT", "/api/user/sap-credentials/"+ecc.ID,
+		map[string]any{"sap_user": "DEVELOPER", "password": sapsim.DefaultUsers()["DEVELOPER"]}, nil))
+	agent := e.createAgent("outage")
+	ws := e.dial(agent.ID, "")
+	ws.next(5 * time.Second)
+	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "tell me a long story"}, nil))
+	ws.until(30*time.Second, func(ev event) bool { return ev.Type == "stream" })
+	queued := e.sendAs(bob, agent.ID, "list notes")
+
+	e.stack.StopTemporal()
+	removed := e.request("DELETE", "/api/workspaces/"+e.ws+"/members/bob", nil)
+	assert.Equal(t, http.StatusNoContent, removed.status, "%s", removed.body)
+	assert.Less(t, removed.took, 10*time.Second)
+	var logins int
+	require.NoError(t, e.stack.Deps.Store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM user_connection_credentials WHERE user_id = 'bob'`).Scan(&logins))
+	assert.Zero(t, logins, "his login went with the membership although Temporal was down")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, e.stack.StartTemporal(ctx))
+
+	evs := ws.until(2*time.Minute, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" || ev.Type == "approval_needed" })
+	assert.Contains(t, droppedErrors(t, evs)[queued], "removed from the workspace", "his queued message was refused when its turn would begin")
+	assert.NotContains(t, e.storedContents(agent.ID), "list notes")
+}

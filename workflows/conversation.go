@@ -188,6 +188,12 @@ func (c *conversation) continueAsNew(ctx workflow.Context) error {
 			// member's removal may have dropped messages from the queue meanwhile.
 			if j := c.queued(m.ID); j >= 0 {
 				c.queue[j] = UserMessage{ID: m.ID, UserID: m.UserID, Parked: true, Attachments: m.Attachments}
+				continue
+			}
+			// Dropped while it was being parked: its content must not stay behind.
+			in := DropMessagesInput{AgentID: c.in.AgentID, MessageIDs: []string{m.ID}, Reason: RemovedSenderReason}
+			if err := DropMessages.RunLocal(infraLocal(ctx, "drop a removed member's messages"), in); err != nil {
+				workflow.GetLogger(ctx).Warn("dropped message not cleaned up", "error", err)
 			}
 		}
 	}

@@ -19,7 +19,7 @@ func TestRemovedMemberReachesNoSAPSystem(t *testing.T) {
 	ctx := context.Background()
 	var orgID uuid.UUID
 	require.NoError(t, f.st.Pool.QueryRow(ctx, `SELECT org_id FROM workspaces WHERE id = $1`, f.conn.WorkspaceID).Scan(&orgID))
-	_, err := f.st.SetOrgMember(ctx, orgID, "sam", store.RoleMember)
+	_, _, err := f.st.SetOrgMember(ctx, orgID, "sam", store.RoleMember)
 	require.NoError(t, err)
 	_, err = f.st.SetWorkspaceMember(ctx, f.conn.WorkspaceID, "sam", store.RoleMember, "alice")
 	require.NoError(t, err)
@@ -58,4 +58,29 @@ func TestOrgAdminKeepsAccessWhenRemovedFromAWorkspaceList(t *testing.T) {
 	creds, err := f.st.ListCredentials(ctx, "rita")
 	require.NoError(t, err)
 	assert.Len(t, creds, 1)
+}
+
+// An org admin demoted to member loses the workspaces she is no member of: her login for their
+// connections goes with the demotion, and nothing more is sent in her name.
+func TestDemotedOrgAdminLosesWorkspacesSheIsNoMemberOf(t *testing.T) {
+	f := newIdentityFixture(t, store.CredentialUserLoginRequired)
+	ctx := context.Background()
+	var orgID uuid.UUID
+	require.NoError(t, f.st.Pool.QueryRow(ctx, `SELECT org_id FROM workspaces WHERE id = $1`, f.conn.WorkspaceID).Scan(&orgID))
+	_, _, err := f.st.SetOrgMember(ctx, orgID, "ada", store.RoleAdmin)
+	require.NoError(t, err)
+	f.user = "ada"
+	f.login(t, "DEVELOPER")
+	e := f.executor(t)
+	require.NoError(t, readBKPF(t, e), "an org admin administers every workspace of the org")
+
+	_, lost, err := f.st.SetOrgMember(ctx, orgID, "ada", store.RoleMember)
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{f.conn.WorkspaceID}, lost)
+	var ie *IdentityError
+	require.ErrorAs(t, readBKPF(t, e), &ie)
+	assert.Equal(t, "not_a_member", ie.Code)
+	creds, err := f.st.ListCredentials(ctx, "ada")
+	require.NoError(t, err)
+	assert.Empty(t, creds)
 }

@@ -132,18 +132,27 @@ func (s *Store) members(ctx context.Context, sql string, id uuid.UUID) ([]Member
 }
 
 // SetOrgMember adds a member or changes a role. Demoting or removing the last owner is a conflict.
-func (s *Store) SetOrgMember(ctx context.Context, orgID uuid.UUID, user, role string) (Member, error) {
-	var m Member
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+// An owner or admin demoted to member loses the workspaces of the org she is no member of: they
+// are returned (lost), and her SAP logins for their connections are deleted with the change.
+func (s *Store) SetOrgMember(ctx context.Context, orgID uuid.UUID, user, role string) (m Member, lost []uuid.UUID, err error) {
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		if err := lockOwners(ctx, tx, orgID, user, role != RoleOwner); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `INSERT INTO org_members (org_id, user_id, role) VALUES ($1, $2, $3)
+		before, err := visibleWorkspaces(ctx, tx, orgID, user)
+		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO org_members (org_id, user_id, role) VALUES ($1, $2, $3)
 			ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role RETURNING user_id, role, created_at`,
-			orgID, user, role).Scan(&m.UserID, &m.Role, &m.CreatedAt)
+			orgID, user, role).Scan(&m.UserID, &m.Role, &m.CreatedAt); err != nil {
+			return err
+		}
+		lost, err = forgetLostAccess(ctx, tx, orgID, user, before)
+		return err
 	})
 	m.CreatedAt = m.CreatedAt.UTC()
-	return m, err
+	return m, lost, err
 }
 
 // RemoveOrgMember removes a member (and their workspace memberships in that org) and, in the

@@ -437,4 +437,18 @@ describe('chat reducer: specific sequences', () => {
     s = chatReducer(s, { type: 'local/send_failed', client_message_id: 'u2', error: 'queue is full' })
     expect(s.outgoing[0]).toMatchObject({ state: 'failed', error: 'queue is full' })
   })
+
+  it('a queued message dropped because its sender was removed stops showing as queued; the streaming turn goes on', () => {
+    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
+    s = chatReducer(s, { type: 'local/send', outgoing: { client_message_id: 'u2', content: 'next', attachments: [] } })
+    s = chatReducer(s, { type: 'local/sent', client_message_id: 'u2', queued: 1 })
+    s = chatReducer(s, ev(1, { type: 'stream', message_id: 'a1', delta: 'Hello' }))
+    const why = 'message not answered: its sender was removed from the workspace'
+    s = chatReducer(s, ev(2, { type: 'error', error: why, message_id: 'u2' }))
+    expect(s.outgoing[0]).toMatchObject({ state: 'failed', error: why })
+    expect(s.partials.map((p) => p.text)).toEqual(['Hello'])
+    expect(s.error).toBeUndefined()
+    s = chatReducer(s, ev(3, { type: 'error', error: why, message_id: 'someone-elses' }))
+    expect(s.partials.map((p) => p.text)).toEqual(['Hello'])
+  })
 })

@@ -389,6 +389,9 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
       // The partial text is stored as a `stopped` message (its own `message` event).
       return { ...state, partials: [], retryAttempt: undefined }
     case 'error':
+      // Naming a message: it will never be answered (its sender was removed while it was
+      // queued). Only that message fails; another member's turn may be streaming meanwhile.
+      if (mid) return patchOutgoing(state, mid, { state: 'failed', error: str(e.error) })
       return { ...state, error: str(e.error) || 'The turn failed.', partials: [], retryAttempt: undefined }
     default:
       return state
