@@ -177,7 +177,7 @@ func TestIndexReadsAreBudgetedPerWorkspace(t *testing.T) {
 	e := newReadsEnv(t, 100, func(s *Server) { s.IndexReadsPerMinute, s.IndexReadsPerWorkspaceMinute = 1000, 10 })
 	ctx := context.Background()
 	for _, u := range []string{"bob", "carol"} {
-		_, err := e.st.SetOrgMember(ctx, e.attackerOrg, u, store.RoleMember)
+		_, _, err := e.st.SetOrgMember(ctx, e.attackerOrg, u, store.RoleMember)
 		require.NoError(t, err)
 		_, err = e.st.SetWorkspaceMember(ctx, e.attacker, u, store.RoleMember, "alice")
 		require.NoError(t, err)

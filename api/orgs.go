@@ -165,7 +165,7 @@ func (s *Server) removeOrgMember(c *gin.Context) {
 			return
 		}
 	}
-	lost, err := s.Store.RemoveOrgMember(c.Request.Context(), o.ID, user)
+	lost, err := s.Store.RemoveOrgMember(c.Request.Context(), o.ID, user, userOf(c))
 	if err != nil {
 		s.storeFailed(c, err, "member")
 		return

@@ -58,7 +58,7 @@ func TestRemovedMembersStreamsEndWithinOnePeriod(t *testing.T) {
 		_, done := ended(g)
 		assert.False(t, done, "members keep their streams")
 	}
-	_, err = st.RemoveWorkspaceMember(ctx, ws.ID, "bob")
+	_, err = st.RemoveWorkspaceMember(ctx, ws.ID, "bob", "alice")
 	require.NoError(t, err)
 	time.Sleep(period + 100*time.Millisecond)
 	for _, g := range bobs {

@@ -168,7 +168,7 @@ func (s *Server) removeWorkspaceMember(c *gin.Context) {
 	if !ok {
 		return
 	}
-	lost, err := s.Store.RemoveWorkspaceMember(c.Request.Context(), w.ID, user)
+	lost, err := s.Store.RemoveWorkspaceMember(c.Request.Context(), w.ID, user, userOf(c))
 	if err != nil {
 		s.storeFailed(c, err, "member")
 		return

@@ -221,7 +221,7 @@ func TestAttack2ScriptRunningForARemovedMemberCannotCallSAP(t *testing.T) {
 		"the first rename reaches SAP")
 
 	// Removed behind the conversation's back: only the checks at execution time can stop him.
-	_, err := e.stack.Deps.Store.RemoveWorkspaceMember(context.Background(), uuid.MustParse(e.ws), "bob")
+	_, err := e.stack.Deps.Store.RemoveWorkspaceMember(context.Background(), uuid.MustParse(e.ws), "bob", "alice")
 	require.NoError(t, err)
 	removedAt := simChanges(t, e, "ECC", base)
 	evs = ws.until(2*time.Minute, func(ev event) bool { return ev.Type == "status" && ev.Status == "idle" })

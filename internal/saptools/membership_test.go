@@ -28,7 +28,7 @@ func TestRemovedMemberReachesNoSAPSystem(t *testing.T) {
 	e := f.executor(t)
 	require.NoError(t, readBKPF(t, e), "a member reads with her login")
 
-	lost, err := f.st.RemoveWorkspaceMember(ctx, f.conn.WorkspaceID, "sam")
+	lost, err := f.st.RemoveWorkspaceMember(ctx, f.conn.WorkspaceID, "sam", "alice")
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{f.conn.WorkspaceID}, lost)
 	sent := len(f.rec.seen())
@@ -51,7 +51,7 @@ func TestOrgAdminKeepsAccessWhenRemovedFromAWorkspaceList(t *testing.T) {
 	f := newIdentityFixture(t, store.CredentialUserLoginRequired)
 	ctx := context.Background()
 	f.login(t, "DEVELOPER") // rita owns the org and is the workspace's admin
-	lost, err := f.st.RemoveWorkspaceMember(ctx, f.conn.WorkspaceID, "rita")
+	lost, err := f.st.RemoveWorkspaceMember(ctx, f.conn.WorkspaceID, "rita", "alice")
 	require.NoError(t, err)
 	assert.Empty(t, lost)
 	require.NoError(t, readBKPF(t, f.executor(t)))

@@ -17,7 +17,7 @@ func TestNoWorkspaceChangeWithoutItsAuditRow(t *testing.T) {
 	require.NoError(t, err)
 	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", "alice")
 	require.NoError(t, err)
-	_, err = st.SetOrgMember(ctx, org.ID, "bob", RoleMember)
+	_, _, err = st.SetOrgMember(ctx, org.ID, "bob", RoleMember)
 	require.NoError(t, err)
 
 	on, policy := true, "run_reads_only"
@@ -56,4 +56,39 @@ func TestNoWorkspaceChangeWithoutItsAuditRow(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, next, 1)
 	assert.Equal(t, log[2].ID, next[0].ID)
+}
+
+// Removing a member is audited in the same transaction: from the workspace (who removed her,
+// her role before) and from the organization (a row in each workspace she was a member of).
+func TestRemovingAMemberIsAudited(t *testing.T) {
+	st, _ := testStore(t)
+	ctx := context.Background()
+	org, err := st.CreateOrg(ctx, "Acme", "alice")
+	require.NoError(t, err)
+	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", "alice")
+	require.NoError(t, err)
+	for _, u := range []string{"bob", "carol"} {
+		_, _, err = st.SetOrgMember(ctx, org.ID, u, RoleMember)
+		require.NoError(t, err)
+		_, err = st.SetWorkspaceMember(ctx, ws.ID, u, RoleMember, "alice")
+		require.NoError(t, err)
+	}
+
+	_, err = st.RemoveWorkspaceMember(ctx, ws.ID, "bob", "mallory\x00")
+	require.Error(t, err, "no removal without its audit row")
+	_, err = st.RemoveWorkspaceMember(ctx, ws.ID, "bob", "alice")
+	require.NoError(t, err)
+	_, err = st.RemoveOrgMember(ctx, org.ID, "carol", "alice")
+	require.NoError(t, err)
+
+	log, err := st.ListAuditLog(ctx, ws.ID, nil, 10)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(log), 2)
+	assert.Equal(t, AuditMemberRemove, log[0].Action)
+	assert.Equal(t, "carol", log[0].Subject)
+	assert.Equal(t, "alice", log[0].Actor)
+	assert.JSONEq(t, `{"removed_from": "organization"}`, string(log[0].After))
+	assert.Equal(t, AuditMemberRemove, log[1].Action)
+	assert.Equal(t, "bob", log[1].Subject)
+	assert.JSONEq(t, `{"role": "member"}`, string(log[1].Before))
 }

@@ -158,7 +158,8 @@ func (s *Store) SetOrgMember(ctx context.Context, orgID uuid.UUID, user, role st
 // RemoveOrgMember removes a member (and their workspace memberships in that org) and, in the
 // same transaction, their SAP logins for the connections of every workspace they could see
 // there. It returns those workspaces, whose conversations the caller tells.
-func (s *Store) RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user string) (lost []uuid.UUID, err error) {
+// actor (who removed her) is recorded in the audit log of each workspace she was a member of.
+func (s *Store) RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user, actor string) (lost []uuid.UUID, err error) {
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		if err := lockOwners(ctx, tx, orgID, user, true); err != nil {
 			return err
@@ -174,9 +175,24 @@ func (s *Store) RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user strin
 		if tag.RowsAffected() == 0 {
 			return ErrNotFound
 		}
-		if _, err = tx.Exec(ctx, `DELETE FROM workspace_members wm USING workspaces w
-			WHERE wm.workspace_id = w.id AND w.org_id = $1 AND wm.user_id = $2`, orgID, user); err != nil {
+		rows, err := tx.Query(ctx, `DELETE FROM workspace_members wm USING workspaces w
+			WHERE wm.workspace_id = w.id AND w.org_id = $1 AND wm.user_id = $2 RETURNING wm.workspace_id, wm.role`, orgID, user)
+		if err != nil {
 			return err
+		}
+		type membership struct {
+			Workspace uuid.UUID
+			Role      string
+		}
+		removed, err := pgx.CollectRows(rows, pgx.RowToStructByPos[membership])
+		if err != nil {
+			return err
+		}
+		for _, m := range removed {
+			if err := RecordAudit(ctx, tx, m.Workspace, actor, AuditMemberRemove, user,
+				map[string]string{"role": m.Role}, map[string]string{"removed_from": "organization"}); err != nil {
+				return err
+			}
 		}
 		lost, err = forgetLostAccess(ctx, tx, orgID, user, before)
 		return err
@@ -399,7 +415,8 @@ func (s *Store) SetWorkspaceMember(ctx context.Context, id uuid.UUID, user, role
 // workspace (she is no owner or admin of its organization), her SAP logins for its connections
 // are deleted in the same transaction and the workspace is returned as lost, so the caller
 // tells its conversations.
-func (s *Store) RemoveWorkspaceMember(ctx context.Context, id uuid.UUID, user string) (lost []uuid.UUID, err error) {
+// actor (who removed her) is recorded in the workspace's audit log with the change.
+func (s *Store) RemoveWorkspaceMember(ctx context.Context, id uuid.UUID, user, actor string) (lost []uuid.UUID, err error) {
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		var orgID uuid.UUID
 		if err := tx.QueryRow(ctx, `SELECT org_id FROM workspaces WHERE id = $1`, id).Scan(&orgID); err != nil {
@@ -412,12 +429,16 @@ func (s *Store) RemoveWorkspaceMember(ctx context.Context, id uuid.UUID, user st
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`, id, user)
+		var role string
+		err = tx.QueryRow(ctx, `DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 RETURNING role`, id, user).Scan(&role)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return ErrNotFound
+		if err := RecordAudit(ctx, tx, id, actor, AuditMemberRemove, user, map[string]string{"role": role}, nil); err != nil {
+			return err
 		}
 		lost, err = forgetLostAccess(ctx, tx, orgID, user, before)
 		return err
