@@ -171,3 +171,22 @@ func requirePoisoned(t *testing.T, err error, reason string) {
 	assert.Contains(t, app.Message(), reason)
 	assert.True(t, strings.HasPrefix(app.Message(), "index custom_objects: "), app.Message())
 }
+
+// A change log that answers the same changes again with more: true would page forever.
+func TestProbeChangesFailsAtOnceOnALoop(t *testing.T) {
+	f := newSyncFixture(t, sapsim.Options{})
+	var calls atomic.Int64
+	f.pages.next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		writeJSON(w, `{"data":{"latest_seq":100,"more":true,"changes":[{"seq":3,"object_type":"PROG","object_name":"ZX","change_type":"modified"}]}}`)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := f.a.ProbeChanges(ctx, workflows.ProbeInput{RunID: f.runID.String(), WorkspaceID: f.ws.String(), ConnectionID: f.conn.String(), AfterSeq: 3})
+	require.Error(t, err)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "an application error, got %v", err)
+	assert.True(t, app.NonRetryable())
+	assert.Contains(t, app.Message(), "probe changes: the connector's change log did not move past the position asked for")
+	assert.Equal(t, int64(1), calls.Load())
+}
