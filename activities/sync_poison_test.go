@@ -24,10 +24,12 @@ import (
 )
 
 // hostileConnector answers index pages itself: page n (cursor "p<n>") holds three items and
-// points at page n+1, except that poison(n) may answer instead.
+// points at page n+1 (the phase ends after page 5 unless endless), except that poison(n) may
+// answer instead.
 type hostileConnector struct {
-	poison func(w http.ResponseWriter, page int) bool
-	calls  atomic.Int64
+	poison  func(w http.ResponseWriter, page int) bool
+	endless bool
+	calls   atomic.Int64
 }
 
 func (h *hostileConnector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,8 +45,12 @@ func (h *hostileConnector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for i := range 3 {
 		items = append(items, map[string]any{"type": "PROG", "name": fmt.Sprintf("ZP%d_%d", page, i), "package": "ZPKG"})
 	}
+	next := fmt.Sprintf("p%d", page+1)
+	if page == 5 && !h.endless {
+		next = ""
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"data": sap.IndexPage{Items: items, NextCursor: fmt.Sprintf("p%d", page+1), Total: 1_000_000}})
+	_ = json.NewEncoder(w).Encode(map[string]any{"data": sap.IndexPage{Items: items, NextCursor: next, Total: 18}})
 }
 
 func writeJSON(w http.ResponseWriter, raw string) {
@@ -123,7 +129,9 @@ func TestIndexPhaseFailsAtOnceOnAPoisonedPage(t *testing.T) {
 			h := &hostileConnector{poison: tc.poison}
 			f.pages.next = h
 			began := time.Now()
-			_, err := f.a.IndexPhase(context.Background(), f.input(sapindex.PhaseCustomObjects))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a loop would run on
+			defer cancel()
+			_, err := f.a.IndexPhase(ctx, f.input(sapindex.PhaseCustomObjects))
 			requirePoisoned(t, err, tc.reason)
 			assert.Less(t, time.Since(began), 20*time.Second)
 			assert.LessOrEqual(t, h.calls.Load(), int64(4), "the poisoned page is asked for once, not retried")
@@ -131,11 +139,20 @@ func TestIndexPhaseFailsAtOnceOnAPoisonedPage(t *testing.T) {
 	}
 }
 
+// Without poison the same connector's phase completes: the failures above are the poison's.
+func TestIndexPhaseCompletesAgainstTheHostileConnectorWithoutPoison(t *testing.T) {
+	f := newSyncFixture(t, sapsim.Options{})
+	f.pages.next = &hostileConnector{}
+	res, err := f.a.IndexPhase(context.Background(), f.input(sapindex.PhaseCustomObjects))
+	require.NoError(t, err)
+	assert.Equal(t, int64(18), res.Items)
+}
+
 // An endless connector stops at SYNC_MAX_ITEMS_PER_PHASE (a connector pushed 1.09 M rows in 90 s).
 func TestIndexPhaseStopsAtTheItemCap(t *testing.T) {
 	f := newSyncFixture(t, sapsim.Options{})
 	f.a.Sync.MaxItemsPerPhase = 50
-	h := &hostileConnector{}
+	h := &hostileConnector{endless: true}
 	f.pages.next = h
 	_, err := f.a.IndexPhase(context.Background(), f.input(sapindex.PhaseCustomObjects))
 	requirePoisoned(t, err, "more than 50 items (SYNC_MAX_ITEMS_PER_PHASE)")
@@ -153,4 +170,23 @@ func requirePoisoned(t *testing.T, err error, reason string) {
 	assert.Equal(t, workflows.ErrTypeSyncRefused, app.Type())
 	assert.Contains(t, app.Message(), reason)
 	assert.True(t, strings.HasPrefix(app.Message(), "index custom_objects: "), app.Message())
+}
+
+// A change log that answers the same changes again with more: true would page forever.
+func TestProbeChangesFailsAtOnceOnALoop(t *testing.T) {
+	f := newSyncFixture(t, sapsim.Options{})
+	var calls atomic.Int64
+	f.pages.next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		writeJSON(w, `{"data":{"latest_seq":100,"more":true,"changes":[{"seq":3,"object_type":"PROG","object_name":"ZX","change_type":"modified"}]}}`)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := f.a.ProbeChanges(ctx, workflows.ProbeInput{RunID: f.runID.String(), WorkspaceID: f.ws.String(), ConnectionID: f.conn.String(), AfterSeq: 3})
+	require.Error(t, err)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "an application error, got %v", err)
+	assert.True(t, app.NonRetryable())
+	assert.Contains(t, app.Message(), "probe changes: the connector's change log did not move past the position asked for")
+	assert.Equal(t, int64(1), calls.Load())
 }

@@ -31,6 +31,14 @@ const (
 	DefaultIndexReadsPerWorkspaceMinute = 300
 )
 
+// indexReadRoutes are the routes that call indexReadAccess (the OpenAPI document lists their 429).
+var indexReadRoutes = map[string]bool{
+	"/api/workspaces/:id/dashboard":         true,
+	"/api/workspaces/:id/dashboard/diff":    true,
+	"/api/workspaces/:id/dashboard/objects": true,
+	"/api/workspaces/:id/clean-core":        true,
+}
+
 // indexReadAccess is workspaceAccess for a GET that reads over whole indexes: a member, and
 // within the budgets (429 rate_limited with Retry-After otherwise). The workspace's budget is
 // checked only for its members, so an outsider cannot use it up.

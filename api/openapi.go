@@ -242,9 +242,9 @@ func OpenAPIDocument() map[string]any {
 			op["security"] = []any{map[string]any{"bearer": []any{}}}
 			resp := op["responses"].(map[string]any)
 			resp["401"], resp["403"] = errResp, errResp
-			// Mutations and SAP reads are rate-limited; streams are capped per user.
+			// Mutations, SAP reads and index reads are rate-limited; streams are capped per user.
 			route := regexp.MustCompile(`\{([A-Za-z]+)\}`).ReplaceAllString(r.Path, ":$1")
-			if r.Method != "GET" || sapReadRoutes[route] || streamRoutes[route] {
+			if r.Method != "GET" || sapReadRoutes[route] || indexReadRoutes[route] || streamRoutes[route] {
 				resp["429"] = errResp
 			}
 		}

@@ -38,16 +38,12 @@ type Server struct {
 	Limiter            *redis_rate.Limiter
 	RedisPrefix        string
 	RateLimitPerMinute int
-	// IndexReadsPerMinute and IndexReadsPerWorkspaceMinute budget the GETs that read over whole
-	// SAP indexes, per user and per workspace (landscape.go; 0: the defaults there).
-	IndexReadsPerMinute          int
-	IndexReadsPerWorkspaceMinute int
-	RateLimitTimeout             time.Duration // longest wait for the limiter's Redis before failing open
-	limiterPausedUntil           atomic.Int64  // unix ns: the limiter skips Redis until then after a failure
-	AllowedOrigins               []string
-	Secrets                      *secrets.Keyring
-	Blobs                        blob.Store
-	MaxFileBytes                 int64
+	RateLimitTimeout   time.Duration // longest wait for the limiter's Redis before failing open
+	limiterPausedUntil atomic.Int64  // unix ns: the limiter skips Redis until then after a failure
+	AllowedOrigins     []string
+	Secrets            *secrets.Keyring
+	Blobs              blob.Store
+	MaxFileBytes       int64
 	// WorkspaceStorageBytes caps the bytes of all files of one workspace (0: no cap).
 	WorkspaceStorageBytes int64
 
@@ -83,10 +79,15 @@ type Server struct {
 	// Web serves the web chat at / (package web); nil: only the API answers.
 	Web http.Handler
 
+	landscapeCache landscape.Cache // figures over whole SAP indexes, per index version (landscape.go)
+
+	// IndexReadsPerMinute and IndexReadsPerWorkspaceMinute budget the GETs that read over whole
+	// SAP indexes, per user and per workspace (landscape.go; 0: the defaults there).
+	IndexReadsPerMinute          int
+	IndexReadsPerWorkspaceMinute int
 	// LandscapeCacheBytes and LandscapeCacheWorkspaceBytes size landscapeCache and one
 	// workspace's share of it (0: landscape.DefaultCacheBudget, DefaultCacheShare).
 	LandscapeCacheBytes, LandscapeCacheWorkspaceBytes int64
-	landscapeCache                                    landscape.Cache // figures over whole SAP indexes, per index version (landscape.go)
 }
 
 // Router builds the gin engine with every route.

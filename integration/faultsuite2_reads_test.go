@@ -90,7 +90,7 @@ func TestFaultSuitePoisonedIndexPage(t *testing.T) {
 	var loopCalls atomic.Int64
 	loop := func(w http.ResponseWriter, r *http.Request) { // c1 → c2 → c1 …
 		next := []string{"c1", "c2"}[loopCalls.Add(1)%2]
-		poisonJSON(`{"data":{"items":[{"from_type":"PROG","from":"ZLOOP","to_type":"TABL","to":"T000"}],"next_cursor":"` + next + `"}}`)(w, r)
+		poisonJSON(`{"data":{"items":[{"from_type":"PROG","from":"ZLOOP","to_type":"TABL","to":"T000"}],"next_cursor":"`+next+`"}}`)(w, r)
 	}
 	for _, tc := range []struct {
 		name   string

@@ -295,3 +295,23 @@ func TestModelChoicesAreWhatValidationAccepts(t *testing.T) {
 	}
 	assert.Equal(t, []string{"openai:gpt-4o-mini", "openai:gpt-4o"}, refs, "production hides the offline model unless it is primary")
 }
+
+// Issue 18: the budgets of index reads, the landscape cache and the sync's item cap.
+func TestIndexReadBudgetsCacheAndSyncItemCap(t *testing.T) {
+	c, err := load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 60, c.IndexReadsPerMinute)
+	assert.Equal(t, 300, c.IndexReadsPerWorkspaceMinute)
+	assert.Equal(t, int64(256<<20), c.LandscapeCacheBytes)
+	assert.Equal(t, int64(64<<20), c.LandscapeCacheWorkspaceBytes)
+	assert.Equal(t, int64(5_000_000), c.SyncMaxItemsPerPhase)
+	for name, vars := range map[string]map[string]string{
+		"INDEX_READS_PER_MINUTE":               {"INDEX_READS_PER_MINUTE": "0"},
+		"INDEX_READS_PER_WORKSPACE_PER_MINUTE": {"INDEX_READS_PER_WORKSPACE_PER_MINUTE": "many"},
+		"LANDSCAPE_CACHE_WORKSPACE_BYTES":      {"LANDSCAPE_CACHE_BYTES": "1000", "LANDSCAPE_CACHE_WORKSPACE_BYTES": "2000"},
+		"SYNC_MAX_ITEMS_PER_PHASE":             {"SYNC_MAX_ITEMS_PER_PHASE": "-1"},
+	} {
+		_, err := load(env(vars))
+		assert.ErrorContains(t, err, name)
+	}
+}

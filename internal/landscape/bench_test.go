@@ -72,6 +72,7 @@ func BenchmarkLandscapeReads(b *testing.B) {
 		require.NoError(b, f())
 		return time.Since(t0)
 	}
+	qs := 0
 	ops := []struct {
 		name string
 		f    func() error
@@ -85,6 +86,11 @@ func BenchmarkLandscapeReads(b *testing.B) {
 		{"diff-counts", func() error { _, err := r.DiffCounts(ctx, lg, rg, landscape.ObjectFilter{}); return err }},
 		{"diff-counts-cached", func() error {
 			_, err := cachedReader.DiffCounts(ctx, lg, rg, landscape.ObjectFilter{})
+			return err
+		}},
+		{"diff-counts-new-q", func() error { // a ?q= not asked before: counted from the cached comparison
+			qs++
+			_, err := cachedReader.DiffCounts(ctx, lg, rg, landscape.ObjectFilter{Query: "OBJ_" + strconv.Itoa(qs%1000)})
 			return err
 		}},
 		{"diff-changed-page", func() error {

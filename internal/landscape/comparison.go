@@ -16,6 +16,7 @@ type comparison struct {
 	objects []comparedObject
 	types   []string
 	pkgs    []string
+	all     DiffCounts // without a filter, the counts every diff shows first
 }
 
 type comparedObject struct {
@@ -93,12 +94,23 @@ func (r Reader) compare(ctx context.Context, left, right Graph) (*comparison, er
 		}
 		c.objects = append(c.objects, o)
 	}
-	return c, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	c.all = c.filtered(ObjectFilter{})
+	return c, nil
 }
 
 // count counts the diff kinds under f exactly as the SQL of the diff pages sees them: each side
 // is filtered on its own (its package and custom flag), then the sides are matched by key.
 func (c *comparison) count(f ObjectFilter) DiffCounts {
+	if f == (ObjectFilter{}) {
+		return c.all
+	}
+	return c.filtered(f)
+}
+
+func (c *comparison) filtered(f ObjectFilter) DiffCounts {
 	var out DiffCounts
 	typ, pkg := int32(-1), int32(-1)
 	if f.Type != "" {
