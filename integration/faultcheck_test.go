@@ -29,6 +29,7 @@ type wsEvent struct {
 	Epoch      string        `json:"epoch"`
 	Type       string        `json:"type"`
 	Delta      string        `json:"delta"`
+	Text       *string       `json:"text"` // a stream reset: the whole text so far
 	MessageID  string        `json:"message_id"`
 	Status     string        `json:"status"`
 	Attempt    int           `json:"attempt"`
@@ -321,7 +322,11 @@ func assembled(frames []wsFrame) (text map[string]string, resynced map[string]bo
 		case "retry":
 			text[f.MessageID], open[f.MessageID] = "", true
 		case "stream":
-			text[f.MessageID] += f.Delta
+			if f.Text != nil {
+				text[f.MessageID] = *f.Text
+			} else {
+				text[f.MessageID] += f.Delta
+			}
 			open[f.MessageID] = true
 		case "message":
 			if f.Message != nil {

@@ -625,6 +625,8 @@ type topoOptions struct {
 	// tokenDelay is the offline model's pause between chunks of other replies (default 2 ms);
 	// the sync tests shorten it, so the docs a sync writes take little time.
 	tokenDelay time.Duration
+	// rules are offline model rules tried before the suite's own.
+	rules []offlinellm.Rule
 }
 
 // topology is one product deployment: private services, api and worker processes.
@@ -692,7 +694,7 @@ func startTopology(t testing.TB, o topoOptions) *topology {
 	if o.tokenDelay == 0 {
 		o.tokenDelay = 2 * time.Millisecond
 	}
-	llm := offlinellm.New(offlinellm.Options{TokenDelay: o.tokenDelay, Rules: faultRules(o.storyDelay)})
+	llm := offlinellm.New(offlinellm.Options{TokenDelay: o.tokenDelay, Rules: append(append([]offlinellm.Rule{}, o.rules...), faultRules(o.storyDelay)...)})
 	tp.llmURL = serveHTTP(t, llm.Handler()) + "/v1"
 	tp.sim = startSim(t, o.bapiLatency, o.sim)
 
