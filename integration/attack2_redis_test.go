@@ -87,6 +87,7 @@ func TestAttackMessageIsAcceptedWhileRedisIsDownOrHung(t *testing.T) {
 		start := time.Now()
 		status := e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": content}, nil)
 		took := time.Since(start)
+		t.Logf("%q acknowledged with %d in %s", content, status, took.Round(time.Millisecond))
 		require.Equal(t, http.StatusAccepted, status, "%q: the message was stored; the API must say so (took %s)", content, took)
 		assert.Less(t, took, 3*time.Second, "%q: acknowledged within a bound", content)
 	}
