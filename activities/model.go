@@ -507,9 +507,11 @@ func (p *deltaPublisher) Close() {
 	<-p.done
 }
 
-// frameFields are a stream or thinking frame's fields: a delta, or a reset's whole text.
+// frameFields are a stream or thinking frame's fields: a delta, or a reset's whole text. n
+// orders them: a publish that timed out may still land after the reset that followed it, and
+// clients ignore frames numbered below the last reset they applied.
 func frameFields(msgID string, f streamFrame) map[string]any {
-	fields := map[string]any{"message_id": msgID, "delta": f.Delta}
+	fields := map[string]any{"message_id": msgID, "delta": f.Delta, "n": f.N}
 	if f.Reset {
 		fields["text"] = f.Text
 	}

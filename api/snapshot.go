@@ -25,6 +25,9 @@ type partial struct {
 	Text       string `json:"text"`
 	Reasoning  string `json:"reasoning,omitempty"`
 	Incomplete bool   `json:"incomplete,omitempty"`
+	// Reset is the n of the stream reset Text starts from (0: none): clients ignore later frames
+	// numbered below it, which are late copies of publishes that timed out.
+	Reset int `json:"reset,omitempty"`
 }
 
 // snapshot is the init frame: the newest stored messages (at most initMessageLimit, in seq
@@ -85,6 +88,7 @@ func partialsOf(tail []events.Raw, head events.Cursor) []partial {
 			MessageID string  `json:"message_id"`
 			Delta     string  `json:"delta"`
 			Text      *string `json:"text"` // a reset: the whole text so far
+			N         int     `json:"n"`
 		}
 		if json.Unmarshal(ev.JSON, &e) != nil {
 			continue
@@ -103,9 +107,11 @@ func partialsOf(tail []events.Raw, head events.Cursor) []partial {
 				}
 			}
 			switch {
+			case e.Type == "stream" && e.N > 0 && e.N < p.Reset:
+				// Published before the reset the text holds: already in it.
 			case e.Type == "stream" && e.Text != nil:
 				// A reset holds the whole text: whatever the window lacked is in it.
-				p.Text, p.Incomplete = *e.Text, false
+				p.Text, p.Incomplete, p.Reset = *e.Text, false, e.N
 			case e.Type == "stream":
 				p.Text += e.Delta
 			case e.Text != nil:

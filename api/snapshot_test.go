@@ -70,6 +70,13 @@ func TestPartialsSayWhenTheirBeginningIsMissing(t *testing.T) {
 	}
 	got = partialsOf(logOf("e2", 1, delta("m", "lo"), reset("m", "Hello"), delta("m", " there")), head(3))
 	assert.Equal(t, []partial{{MessageID: "m", Text: "Hello there"}}, got)
+
+	// A frame that timed out in a hung Redis lands after the reset that followed it: its n says
+	// it is older, and its text is already in the reset.
+	numbered := func(n int, body string) string { return fmt.Sprintf(`%s,"n":%d`, body, n) }
+	got = partialsOf(logOf("e1", 1, user, numbered(1, delta("m", "Hel")), numbered(3, reset("m", "Hello wor")),
+		numbered(2, delta("m", "lo wor")), numbered(4, delta("m", "ld"))), events.Cursor{Epoch: "e1", Seq: 5})
+	assert.Equal(t, []partial{{MessageID: "m", Text: "Hello world", Reset: 3}}, got)
 }
 
 // Issue 10: init sent the oldest 500 messages, so a client reconnecting to a long conversation

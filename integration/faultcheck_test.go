@@ -29,6 +29,8 @@ type wsEvent struct {
 	Epoch      string        `json:"epoch"`
 	Type       string        `json:"type"`
 	Delta      string        `json:"delta"`
+	Text       *string       `json:"text"` // a stream reset: the whole text so far
+	N          int           `json:"n"`    // a stream frame's number; below the last reset: a late copy
 	MessageID  string        `json:"message_id"`
 	Status     string        `json:"status"`
 	Attempt    int           `json:"attempt"`
@@ -41,6 +43,7 @@ type wsEvent struct {
 	Partial    []struct {
 		MessageID string `json:"message_id"`
 		Text      string `json:"text"`
+		Reset     int    `json:"reset"`
 	} `json:"partial"`
 }
 
@@ -291,6 +294,7 @@ func describeFrames(frames []wsFrame) string {
 func assembled(frames []wsFrame) (text map[string]string, resynced map[string]bool, final map[string]messageJSON) {
 	text, resynced, final = map[string]string{}, map[string]bool{}, map[string]messageJSON{}
 	open := map[string]bool{} // streams in progress
+	resetN := map[string]int{}
 	inits := 0
 	for _, f := range frames {
 		switch f.Type {
@@ -316,12 +320,18 @@ func assembled(frames []wsFrame) (text map[string]string, resynced map[string]bo
 				delete(open, m.ID)
 			}
 			for _, p := range f.Partial {
-				text[p.MessageID], open[p.MessageID] = p.Text, true
+				text[p.MessageID], open[p.MessageID], resetN[p.MessageID] = p.Text, true, p.Reset
 			}
 		case "retry":
-			text[f.MessageID], open[f.MessageID] = "", true
+			text[f.MessageID], open[f.MessageID], resetN[f.MessageID] = "", true, 0
 		case "stream":
-			text[f.MessageID] += f.Delta
+			switch {
+			case f.N > 0 && f.N < resetN[f.MessageID]:
+			case f.Text != nil:
+				text[f.MessageID], resetN[f.MessageID] = *f.Text, f.N
+			default:
+				text[f.MessageID] += f.Delta
+			}
 			open[f.MessageID] = true
 		case "message":
 			if f.Message != nil {

@@ -380,6 +380,22 @@ describe('chat reducer: specific sequences', () => {
     expect(s.partials[0]).toMatchObject({ text: 'Hello', incomplete: false })
   })
 
+  it('a frame numbered below the last reset is a late copy and is ignored', () => {
+    // Frame 3 timed out in a hung Redis and landed after the reset (4) that followed it.
+    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'Hel', n: 1, seq: 1, epoch: 'e1' })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: '', text: 'Hello wor', n: 4, seq: 2, epoch: 'e1' })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'lo wor', n: 3, seq: 3, epoch: 'e1' })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'ld', n: 5, seq: 4, epoch: 'e1' })
+    expect(s.partials[0]).toMatchObject({ text: 'Hello world' })
+    // An init's partial says which reset its text starts from.
+    s = chatReducer(initialState, { type: 'init', seq: 2, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [],
+      partial: [{ message_id: 'a1', text: 'Hello wor', reset: 4 }] })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'lo wor', n: 3, seq: 3, epoch: 'e1' })
+    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'ld', n: 5, seq: 4, epoch: 'e1' })
+    expect(s.partials[0]).toMatchObject({ text: 'Hello world' })
+  })
+
   it('a resync init keeps older loaded messages and does not duplicate the ones it holds', () => {
     const older = Array.from({ length: 5 }, (_, k): ChatMessage => ({ ...user, id: `m${k}`, seq: k + 1 }))
     let s = chatReducer(initialState, { type: 'init', seq: 10, epoch: 'e1', status: 'idle', messages: older, pending_approvals: [], partial: [] })

@@ -47,6 +47,8 @@ export interface PartialReply {
   incomplete: boolean
   thinking: boolean
   ended: boolean
+  /** The `n` of the stream reset the text starts from: frames numbered below it are late copies. */
+  resetN?: number
 }
 
 export type ToolStatus = 'awaiting_approval' | 'approved' | 'queued' | 'running' | 'done' | 'error' | 'rejected'
@@ -226,9 +228,10 @@ function applyInit(state: ChatState, e: ServerEvent): ChatState {
   const older = state.messages.filter((m) => m.seq < first && !incoming.some((n) => n.id === m.id))
   const messages = older.length ? [...older, ...incoming] : incoming
   const stored = new Set(messages.map((m) => m.id))
-  const partials: PartialReply[] = ((e.partial as { message_id: string; text?: string; reasoning?: string; incomplete?: boolean }[] | undefined) ?? [])
+  const partials: PartialReply[] = ((e.partial as { message_id: string; text?: string; reasoning?: string; incomplete?: boolean; reset?: number }[] | undefined) ?? [])
     .filter((p) => !stored.has(p.message_id))
-    .map((p) => ({ message_id: p.message_id, text: p.text ?? '', reasoning: p.reasoning ?? '', incomplete: !!p.incomplete, thinking: false, ended: false }))
+    .map((p) => ({ message_id: p.message_id, text: p.text ?? '', reasoning: p.reasoning ?? '', incomplete: !!p.incomplete, thinking: false, ended: false,
+      ...(p.reset ? { resetN: p.reset } : {}) }))
   const approvals = dedupeApprovals((e.pending_approvals as PendingApproval[] | undefined) ?? [])
   // Live tool states are rebuilt: stored tool results tell the rest (see toolView).
   const tools: Record<string, ToolState> = {}
@@ -324,10 +327,16 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
     }
     // A frame with `text` is a reset (the stream's log was lost): the whole text so far, in
     // place of what this client holds, which is then no longer incomplete.
-    case 'stream':
-      return updatePartial(state, mid, (p) => (typeof e.text === 'string'
-        ? { ...p, text: e.text, incomplete: false, thinking: false }
-        : { ...p, text: p.text + str(e.delta), thinking: false }))
+    // Frames numbered below the last reset applied are late copies of timed-out publishes.
+    case 'stream': {
+      const n = typeof e.n === 'number' ? e.n : 0
+      return updatePartial(state, mid, (p) => {
+        if (n && n < (p.resetN ?? 0)) return p
+        return typeof e.text === 'string'
+          ? { ...p, text: e.text, incomplete: false, thinking: false, resetN: n }
+          : { ...p, text: p.text + str(e.delta), thinking: false }
+      })
+    }
     case 'stream_end':
       return updatePartial(state, mid, (p) => ({ ...p, ended: true, thinking: false }))
     case 'thinking_start':
