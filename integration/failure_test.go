@@ -62,7 +62,7 @@ func TestHealthIs503WhenRedisIsDown(t *testing.T) {
 	req := httptest.NewRequest("GET", "/api/health", nil)
 	srv.Router().ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
-	assert.JSONEq(t, `{"status":"degraded","checks":{"postgres":"ok","redis":"unavailable","temporal":"ok"}}`, rec.Body.String())
+	assert.JSONEq(t, `{"status":"degraded","checks":{"postgres":"ok","redis":"unavailable","temporal":"ok"},"failed":["redis"]}`, rec.Body.String())
 
 	// The socket refuses before upgrading rather than accepting a client it cannot serve.
 	agent := e.createAgent("")
