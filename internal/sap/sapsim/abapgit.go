@@ -3,6 +3,7 @@ package sapsim
 import (
 	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,33 +37,52 @@ import (
 // are searchable, have source and where-used, and appear in the index phases with their
 // references; a change-log entry is written for each.
 func (s *System) LoadABAPGit(dir string) error {
+	_, err := s.LoadABAPGitReport(dir)
+	return err
+}
+
+// LoadABAPGitReport is LoadABAPGit returning the load's summary (also kept for the
+// abapgit_load endpoint). It never stops at a bad object: standard DDIC it does not know
+// becomes an unresolved placeholder, a file it cannot parse is skipped, each with its reason.
+// It fails only when the folder cannot be read or holds no abapGit object at all.
+func (s *System) LoadABAPGitReport(dir string) (*LoadReport, error) {
 	s.init()
 	src := dir
 	if st, err := os.Stat(filepath.Join(dir, "src")); err == nil && st.IsDir() {
 		src = filepath.Join(dir, "src")
 	}
+	rep := newLoadReport(dir)
 	files := map[string]*gitObject{} // TYPE/NAME
 	var order []string
 	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
-			return err
+			if path == src {
+				return err
+			}
+			rep.skip("FILE", filepath.Base(path), path, "unreadable: "+err.Error())
+			return nil
 		}
 		if d.IsDir() {
 			return nil
 		}
 		parts := strings.Split(strings.ToLower(d.Name()), ".")
-		if len(parts) < 3 {
-			return nil
+		if len(parts) < 3 || parts[0] == "" {
+			return nil // README.md, .abapgit.xml, .gitignore: not objects
 		}
 		raw, err := os.ReadFile(path)
 		if err != nil {
-			return err
+			rep.skip(strings.ToUpper(parts[1]), strings.ToUpper(parts[0]), path, "unreadable: "+err.Error())
+			return nil
 		}
-		key := strings.ToUpper(parts[1]) + "/" + strings.ToUpper(strings.ReplaceAll(parts[0], "#", "/"))
+		pkg := folderPackage(filepath.Base(filepath.Dir(path)))
+		typ, name := strings.ToUpper(parts[1]), strings.ToUpper(strings.ReplaceAll(parts[0], "#", "/"))
+		if typ == "DEVC" { // package.devc.xml describes the folder's package
+			name = pkg
+		}
+		key := typ + "/" + name
 		g := files[key]
 		if g == nil {
-			g = &gitObject{typ: strings.ToUpper(parts[1]), name: strings.ToUpper(strings.ReplaceAll(parts[0], "#", "/")),
-				pkg: "$" + strings.ToUpper(filepath.Base(filepath.Dir(path))), parts: map[string]string{}}
+			g = &gitObject{typ: typ, name: name, pkg: pkg, file: path, parts: map[string]string{}}
 			files[key] = g
 			order = append(order, key)
 		}
@@ -70,25 +90,19 @@ func (s *System) LoadABAPGit(dir string) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("abapGit folder %s: %w", dir, err)
+		return rep, fmt.Errorf("abapGit folder %s: %w", dir, err)
 	}
 	sort.Strings(order)
-	l := &gitLoad{s: s, domains: map[string]dataElement{}, dtels: map[string]dataElement{}, structs: map[string][]sap.Field{}, tabls: map[string]*tablXML{}}
+	l := &gitLoad{s: s, rep: rep, domains: map[string]dataElement{}, dtels: map[string]dataElement{}, structs: map[string]resolvedFields{}, tabls: map[string]*tablXML{}}
 	// DDIC first: data elements need their domains, tables their data elements and structures.
 	for _, key := range order {
-		g := files[key]
-		if x, ok := g.parts["xml"]; ok && g.typ == "DOMA" {
-			if err := l.domain(g, x); err != nil {
-				return err
-			}
+		if g := files[key]; g.typ == "DOMA" {
+			l.domain(g)
 		}
 	}
 	for _, key := range order {
-		g := files[key]
-		if x, ok := g.parts["xml"]; ok && g.typ == "DTEL" {
-			if err := l.dataElement(g, x); err != nil {
-				return err
-			}
+		if g := files[key]; g.typ == "DTEL" {
+			l.dataElement(g)
 		}
 	}
 	for _, key := range order {
@@ -96,38 +110,38 @@ func (s *System) LoadABAPGit(dir string) error {
 		if x, ok := g.parts["xml"]; ok && g.typ == "TABL" {
 			tx, err := parseTablXML(x)
 			if err != nil {
-				return fmt.Errorf("%s: %w", strings.ToLower(g.name)+".tabl.xml", err)
+				rep.skip(g.typ, g.name, g.file, err.Error())
+				continue
 			}
 			l.tabls[g.name] = tx
 		}
 	}
 	for _, key := range order {
 		g := files[key]
-		var err error
 		switch g.typ {
+		case "DOMA", "DTEL":
 		case "TABL":
-			if _, ok := g.parts["xml"]; ok {
-				err = l.table(g)
+			if _, ok := l.tabls[g.name]; ok {
+				l.table(g)
 			}
 		case "PROG", "INTF", "DDLS", "DDLX", "DCLS", "BDEF", "SRVD":
 			l.source(g)
 		case "CLAS":
 			l.class(g)
 		case "FUGR":
-			err = l.functionGroup(g)
+			l.functionGroup(g)
 		case "ENHO":
-			err = l.enhancement(g)
+			l.enhancement(g)
 		case "SXCI":
 			l.classicBAdI(g)
 		case "CMOD":
 			l.exitProject(g)
-		}
-		if err != nil {
-			return err
+		default:
+			l.catalogObject(g)
 		}
 	}
 	if len(l.objs) == 0 {
-		return fmt.Errorf("no abapGit objects found in %s", dir)
+		return rep, fmt.Errorf("no abapGit objects found in %s", dir)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,6 +164,7 @@ func (s *System) LoadABAPGit(dir string) error {
 	}
 	for _, o := range l.objs {
 		s.objects[o.Type+"/"+o.Name] = o
+		s.addCustomName(o.Name)
 		if o.Type == "FUNC" {
 			s.funcs[o.Name] = &function{iface: sapFunctionInterface(o), run: customFunction(o.Name)}
 		}
@@ -162,22 +177,36 @@ func (s *System) LoadABAPGit(dir string) error {
 	for _, o := range l.objs {
 		s.discover(before, o)
 	}
-	return nil
+	rep.Namespaces = append([]string(nil), s.customNS...)
+	s.gitReport = rep
+	return rep, nil
+}
+
+// folderPackage is the package an abapGit folder stands for: its name with # for /
+// ("#dmo0#flight" is /DMO0/FLIGHT), a local $ package when it is not a namespaced name.
+func folderPackage(dir string) string {
+	p := strings.ToUpper(strings.ReplaceAll(dir, "#", "/"))
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "$") {
+		return p
+	}
+	return "$" + p
 }
 
 // gitObject is one object's files: part is what follows "<name>.<type>." ("abap", "xml",
 // "locals_imp.abap", "z_credit_check.abap", "asddls", …).
 type gitObject struct {
 	typ, name, pkg string
+	file           string // one of its files, for the load summary
 	parts          map[string]string
 }
 
 // gitLoad is one LoadABAPGit run: what it read so far.
 type gitLoad struct {
 	s       *System
+	rep     *LoadReport
 	domains map[string]dataElement
 	dtels   map[string]dataElement
-	structs map[string][]sap.Field
+	structs map[string]resolvedFields
 	tabls   map[string]*tablXML
 	tables  []*table
 	appends []appendStructure
@@ -206,6 +235,7 @@ func (l *gitLoad) add(g *gitObject, o *object) {
 		o.Description = firstComment(o.Source, o.Name)
 	}
 	l.objs = append(l.objs, o)
+	l.rep.loaded(o.Type)
 }
 
 // xmlValues collects the text of every element of an abapGit XML file by tag name, in order.
@@ -255,42 +285,61 @@ func atoi(s string) int {
 	return n
 }
 
-func (l *gitLoad) domain(g *gitObject, text string) error {
+func (l *gitLoad) domain(g *gitObject) {
+	text, ok := g.parts["xml"]
+	if !ok {
+		l.rep.skip(g.typ, g.name, g.file, "no .doma.xml file")
+		return
+	}
+	if err := wellFormed(text); err != nil {
+		l.rep.skip(g.typ, g.name, g.file, err.Error())
+		return
+	}
 	v := xmlValues(text)
 	typ := strings.ToUpper(first(v, "DATATYPE"))
 	if typ == "" {
-		return fmt.Errorf("%s.doma.xml: the domain has no DATATYPE", strings.ToLower(g.name))
+		l.rep.skip(g.typ, g.name, g.file, "the domain has no DATATYPE")
+		return
 	}
 	l.domains[g.name] = dataElement{domain: g.name, typ: typ, length: atoi(first(v, "LENG")), decimals: atoi(first(v, "DECIMALS")),
 		text: first(v, "DDTEXT"), check: strings.ToUpper(first(v, "ENTITYTAB"))}
 	l.add(g, &object{Type: "DOMA", Name: g.name})
-	return nil
 }
 
-func (l *gitLoad) dataElement(g *gitObject, text string) error {
+func (l *gitLoad) dataElement(g *gitObject) {
+	text, ok := g.parts["xml"]
+	if !ok {
+		l.rep.skip(g.typ, g.name, g.file, "no .dtel.xml file")
+		return
+	}
+	if err := wellFormed(text); err != nil {
+		l.rep.skip(g.typ, g.name, g.file, err.Error())
+		return
+	}
 	v := xmlValues(text)
 	de := dataElement{text: first(v, "DDTEXT")}
+	own := dataElement{typ: strings.ToUpper(first(v, "DATATYPE")), length: atoi(first(v, "LENG")), decimals: atoi(first(v, "DECIMALS"))}
 	if dom := strings.ToUpper(first(v, "DOMNAME")); dom != "" {
 		d, ok := l.domains[dom]
 		if !ok {
-			d, ok = l.s.lookupDataElement(dom) // a standard domain named like its data element
+			d, ok = l.s.lookupDataElement(dom) // a standard domain, or one named like its data element
 		}
-		if !ok {
-			return fmt.Errorf("%s.dtel.xml: domain %s is neither in the repository nor in the system", strings.ToLower(g.name), dom)
+		if !ok { // a placeholder typed as the XML says (abapGit keeps the domain's type in DD04V)
+			d = own
+			l.rep.unresolved(g.typ, g.name, "DOMA "+dom, "standard domain "+dom+" is unknown to the simulator; typed from the data element's own DATATYPE/LENG")
 		}
 		de.domain, de.typ, de.length, de.decimals, de.check = dom, d.typ, d.length, d.decimals, d.check
 	} else {
-		de.domain, de.typ, de.length, de.decimals = "", strings.ToUpper(first(v, "DATATYPE")), atoi(first(v, "LENG")), atoi(first(v, "DECIMALS"))
-		if de.typ == "" {
-			de.typ = "CHAR"
-		}
+		de.domain, de.typ, de.length, de.decimals = "", own.typ, own.length, own.decimals
+	}
+	if de.typ == "" {
+		de.typ = "CHAR"
 	}
 	l.dtels[g.name] = de
 	l.add(g, &object{Type: "DTEL", Name: g.name})
-	return nil
 }
 
-// lookupDataElement finds a data element among those loaded before and the system's own.
+// lookupDataElement finds a data element among those loaded before and the standard ones.
 func (s *System) lookupDataElement(name string) (dataElement, bool) {
 	s.mu.RLock()
 	de, ok := s.dtels[name]
@@ -298,8 +347,21 @@ func (s *System) lookupDataElement(name string) (dataElement, bool) {
 	if ok {
 		return de, true
 	}
-	de, ok = dataElements[name]
-	return de, ok
+	return standardDataElement(name)
+}
+
+// wellFormed reports why an XML file cannot be read.
+func wellFormed(text string) error {
+	dec := xml.NewDecoder(strings.NewReader(text))
+	for {
+		_, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("malformed XML: %v", err)
+		}
+	}
 }
 
 // abapGit's table serialisation (the parts read here).
@@ -337,36 +399,34 @@ func parseTablXML(text string) (*tablXML, error) {
 	return &x.Values, nil
 }
 
+// resolvedFields is a table's or structure's field list and the references it could not
+// resolve (as "TYPE NAME" with a reason).
+type resolvedFields struct {
+	fields     []sap.Field
+	unresolved [][2]string
+}
+
 // fields resolves a table's or structure's field list: types from data elements and domains,
-// .INCLUDE lines expanded from the structure they name.
-func (l *gitLoad) fields(name string, depth int) ([]sap.Field, error) {
+// .INCLUDE lines expanded from the structure they name. What it cannot resolve is left out
+// (an include) or typed from the field's own DATATYPE (a data element) and listed.
+func (l *gitLoad) fields(name string, depth int) resolvedFields {
 	if f, ok := l.structs[name]; ok {
-		return f, nil
+		return f
 	}
-	tx, ok := l.tabls[name]
-	if !ok {
-		l.s.mu.RLock()
-		t, ok := l.s.tables[name]
-		l.s.mu.RUnlock()
-		if ok {
-			return append([]sap.Field(nil), t.schema.Fields...), nil
-		}
-		return nil, fmt.Errorf("structure %s is neither in the repository nor in the system", name)
-	}
-	if depth > 10 {
-		return nil, fmt.Errorf("structure %s includes itself", name)
-	}
-	var out []sap.Field
+	tx := l.tabls[name]
+	var out resolvedFields
 	for _, fx := range tx.Fields {
 		fieldName := strings.ToUpper(fx.Fieldname)
 		if strings.HasPrefix(fieldName, ".INCLU") {
-			inc, err := l.fields(strings.ToUpper(fx.Precfield), depth+1)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
+			inc := strings.ToUpper(fx.Precfield)
+			incFields, why := l.include(inc, depth)
+			if why != "" {
+				out.unresolved = append(out.unresolved, [2]string{"TABL " + inc, why})
 			}
-			for _, f := range inc {
+			out.unresolved = append(out.unresolved, incFields.unresolved...)
+			for _, f := range incFields.fields {
 				f.Key = fx.Keyflag == "X" // a key include makes its fields keys
-				out = append(out, f)
+				out.fields = append(out.fields, f)
 			}
 			continue
 		}
@@ -378,6 +438,10 @@ func (l *gitLoad) fields(name string, depth int) ([]sap.Field, error) {
 		de, ok := l.dtels[dtel]
 		if !ok && dtel != "" {
 			de, ok = l.s.lookupDataElement(dtel)
+			if !ok && (typ == "" || length == 0) && !strings.EqualFold(fx.Datatype, "STRG") && !strings.EqualFold(fx.Datatype, "RSTR") {
+				out.unresolved = append(out.unresolved, [2]string{"DTEL " + dtel, "data element " + dtel + " of field " + fieldName +
+					" is unknown to the simulator; the field is typed from its own DATATYPE/LENG"})
+			}
 		}
 		if ok {
 			if length == 0 || typ == "" {
@@ -396,18 +460,40 @@ func (l *gitLoad) fields(name string, depth int) ([]sap.Field, error) {
 		if typ == "" {
 			typ = "CHAR"
 		}
-		out = append(out, sap.Field{Name: fieldName, Key: fx.Keyflag == "X", DataElement: dtel, Domain: domain, Type: typ, Length: length,
+		out.fields = append(out.fields, sap.Field{Name: fieldName, Key: fx.Keyflag == "X", DataElement: dtel, Domain: domain, Type: typ, Length: length,
 			Decimals: dec, Description: text, CheckTable: check})
 	}
 	l.structs[name] = out
-	return out, nil
+	return out
 }
 
-func (l *gitLoad) table(g *gitObject) error {
+// include is the field list an .INCLUDE line names: a structure of the repository, a table of
+// the system or a standard structure; why says why it is missing.
+func (l *gitLoad) include(name string, depth int) (resolvedFields, string) {
+	if _, ok := l.tabls[name]; ok {
+		if depth > 10 {
+			return resolvedFields{}, "structure " + name + " includes itself"
+		}
+		return l.fields(name, depth+1), ""
+	}
+	if f, ok := stdStructures[name]; ok {
+		return resolvedFields{fields: append([]sap.Field(nil), f...)}, ""
+	}
+	l.s.mu.RLock()
+	t, ok := l.s.tables[name]
+	l.s.mu.RUnlock()
+	if ok {
+		return resolvedFields{fields: append([]sap.Field(nil), t.schema.Fields...)}, ""
+	}
+	return resolvedFields{}, "included structure " + name + " is neither in the repository nor known to the simulator; its fields are left out"
+}
+
+func (l *gitLoad) table(g *gitObject) {
 	tx := l.tabls[g.name]
-	fields, err := l.fields(g.name, 0)
-	if err != nil {
-		return err
+	res := l.fields(g.name, 0)
+	fields := append([]sap.Field(nil), res.fields...)
+	for _, u := range res.unresolved {
+		l.rep.unresolved(g.typ, g.name, u[0], u[1])
 	}
 	o := &object{Type: "TABL", Name: g.name, Description: tx.DD02V.DDText}
 	switch strings.ToUpper(tx.DD02V.TabClass) {
@@ -422,6 +508,9 @@ func (l *gitLoad) table(g *gitObject) error {
 	default:
 		t := buildTable(tableSpec{name: g.name, text: tx.DD02V.DDText, delivery: tx.DD02V.Contflag}, l.s.info.SystemType, true)
 		for _, f := range fields {
+			if _, dup := t.fieldIdx[f.Name]; dup {
+				continue
+			}
 			t.fieldIdx[f.Name] = len(t.schema.Fields)
 			t.schema.Fields = append(t.schema.Fields, f)
 			if f.Key && f.Type != "CLNT" {
@@ -431,7 +520,6 @@ func (l *gitLoad) table(g *gitObject) error {
 		l.tables = append(l.tables, t)
 	}
 	l.add(g, o)
-	return nil
 }
 
 func (l *gitLoad) source(g *gitObject) {
@@ -443,6 +531,11 @@ func (l *gitLoad) source(g *gitObject) {
 		}
 	}
 	if text == "" {
+		if _, ok := g.parts["xml"]; ok { // e.g. a service definition serialised without its source
+			l.catalogObject(g)
+			return
+		}
+		l.rep.skip(g.typ, g.name, g.file, "no source file")
 		return
 	}
 	l.add(g, &object{Type: g.typ, Name: g.name, Source: text})
@@ -454,6 +547,7 @@ var classParts = []string{"locals_def.abap", "locals_imp.abap", "macros.abap", "
 func (l *gitLoad) class(g *gitObject) {
 	main, ok := g.parts["abap"]
 	if !ok {
+		l.rep.skip(g.typ, g.name, g.file, "no .clas.abap file")
 		return
 	}
 	var b strings.Builder
@@ -496,57 +590,104 @@ type fugrParm struct {
 	Default  string `xml:"DEFAULT"`
 }
 
-func (l *gitLoad) functionGroup(g *gitObject) error {
+// functionGroup loads a function group and its function modules. The modules are those its
+// XML lists (<FUNCTIONS><item><FUNCNAME>), each in the include file abapGit names after it;
+// without the XML, an include whose first statement is FUNCTION (after comments, ABAP Doc,
+// blank lines and pragmas) is one.
+func (l *gitLoad) functionGroup(g *gitObject) {
 	var x fugrXML
 	if t, ok := g.parts["xml"]; ok {
 		if err := xml.Unmarshal([]byte(t), &x); err != nil {
-			return fmt.Errorf("%s.fugr.xml: %w", strings.ToLower(g.name), err)
+			l.rep.skip(g.typ, g.name, g.file, "malformed XML: "+err.Error()+" (function module interfaces not read)")
+			x = fugrXML{}
 		}
 	}
 	ifaces := map[string]int{}
 	for i, f := range x.Functions {
 		ifaces[strings.ToUpper(f.Name)] = i
 	}
+	found := map[string]bool{}
 	var includes []string
 	for _, part := range sortedNames(g.parts) {
 		if !strings.HasSuffix(part, ".abap") {
 			continue
 		}
 		text := g.parts[part]
-		body := strings.TrimSpace(text)
-		if !strings.HasPrefix(strings.ToUpper(body), "FUNCTION ") {
+		fm := strings.ToUpper(strings.ReplaceAll(strings.TrimSuffix(part, ".abap"), "#", "/"))
+		if _, listed := ifaces[fm]; !listed {
+			fm = functionStatement(text)
+		}
+		if fm == "" {
 			includes = append(includes, fmt.Sprintf("*\"* %s\n%s", strings.ToUpper(strings.TrimSuffix(part, ".abap")), text))
 			continue
 		}
-		fm := strings.ToUpper(strings.TrimSuffix(strings.Fields(body)[1], "."))
-		o := &object{Type: "FUNC", Name: fm, Group: g.name, Description: "Function module of " + g.name, Source: text}
-		if i, ok := ifaces[fm]; ok {
-			f := x.Functions[i]
-			if f.Text != "" {
-				o.Description = f.Text
-			}
-			docs := map[string]string{}
-			for _, d := range f.Docs {
-				docs[strings.ToUpper(d.Parameter)] = d.Text
-			}
-			for _, set := range []struct {
-				kind  string
-				parms []fugrParm
-			}{{"import", f.Import}, {"export", f.Export}, {"changing", f.Changing}, {"tables", f.Tables}} {
-				for _, p := range set.parms {
-					typ := firstNonEmpty(p.Typ, p.DBField, p.DBStruct)
-					o.Params = append(o.Params, sap.Parameter{Name: strings.ToUpper(p.Name), Kind: set.kind, Type: strings.ToUpper(typ),
-						Optional: p.Optional == "X" || set.kind == "export", Default: p.Default, Description: docs[strings.ToUpper(p.Name)]})
-				}
-			}
-			o.Exceptions = f.Except
+		found[fm] = true
+		l.functionModule(g, x, ifaces, fm, text)
+	}
+	for _, f := range x.Functions { // listed without a source file: the interface still counts
+		if fm := strings.ToUpper(f.Name); fm != "" && !found[fm] {
+			l.functionModule(g, x, ifaces, fm, "")
+			l.rep.unresolved("FUNC", fm, "source", "the function group's XML lists it but no include file holds its source")
 		}
-		l.add(g, o)
 	}
 	if _, ok := g.parts["xml"]; ok || len(includes) > 0 {
 		l.add(g, &object{Type: "FUGR", Name: g.name, Source: strings.Join(includes, "\n")})
 	}
-	return nil
+}
+
+func (l *gitLoad) functionModule(g *gitObject, x fugrXML, ifaces map[string]int, fm, text string) {
+	o := &object{Type: "FUNC", Name: fm, Group: g.name, Description: "Function module of " + g.name, Source: text}
+	if i, ok := ifaces[fm]; ok {
+		f := x.Functions[i]
+		if f.Text != "" {
+			o.Description = f.Text
+		}
+		docs := map[string]string{}
+		for _, d := range f.Docs {
+			docs[strings.ToUpper(d.Parameter)] = d.Text
+		}
+		for _, set := range []struct {
+			kind  string
+			parms []fugrParm
+		}{{"import", f.Import}, {"export", f.Export}, {"changing", f.Changing}, {"tables", f.Tables}} {
+			for _, p := range set.parms {
+				typ := firstNonEmpty(p.Typ, p.DBField, p.DBStruct)
+				o.Params = append(o.Params, sap.Parameter{Name: strings.ToUpper(p.Name), Kind: set.kind, Type: strings.ToUpper(typ),
+					Optional: p.Optional == "X" || set.kind == "export", Default: p.Default, Description: docs[strings.ToUpper(p.Name)]})
+			}
+		}
+		o.Exceptions = f.Except
+	}
+	l.add(g, o)
+}
+
+// functionStatement is the function module a source defines: the name after FUNCTION when
+// that is its first statement, past comments, ABAP Doc, blank lines and pragmas; "" otherwise.
+func functionStatement(src string) string {
+	for _, line := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(line)
+		for strings.HasPrefix(t, "##") { // pragmas before the statement
+			end := strings.IndexAny(t, " \t")
+			if end < 0 {
+				t = ""
+				break
+			}
+			t = strings.TrimSpace(t[end:])
+		}
+		if t == "" || strings.HasPrefix(t, "*") || strings.HasPrefix(t, "\"") {
+			continue
+		}
+		f := strings.Fields(t)
+		if len(f) < 2 || !strings.EqualFold(f[0], "FUNCTION") {
+			return ""
+		}
+		name := strings.ToUpper(strings.TrimRight(f[1], "."))
+		if i := strings.Index(name, "\""); i >= 0 {
+			name = name[:i]
+		}
+		return name
+	}
+	return ""
 }
 
 // abapGit's enhancement implementation serialisation (the parts read here).
@@ -564,10 +705,11 @@ type enhoXML struct {
 	} `xml:"abap>values>ENHANCEMENTS>ENH_HOOK_IMPL"`
 }
 
-func (l *gitLoad) enhancement(g *gitObject) error {
+func (l *gitLoad) enhancement(g *gitObject) {
 	var x enhoXML
 	if err := xml.Unmarshal([]byte(g.parts["xml"]), &x); err != nil {
-		return fmt.Errorf("%s.enho.xml: %w", strings.ToLower(g.name), err)
+		l.rep.skip(g.typ, g.name, g.file, "malformed XML: "+err.Error())
+		return
 	}
 	o := &object{Type: "ENHO", Name: g.name, Description: x.ShortText}
 	switch x.Tool {
@@ -601,10 +743,13 @@ func (l *gitLoad) enhancement(g *gitObject) error {
 		o.Kind = "enhancement"
 	}
 	l.add(g, o)
-	return nil
 }
 
 func (l *gitLoad) classicBAdI(g *gitObject) {
+	if err := wellFormed(g.parts["xml"]); err != nil {
+		l.rep.skip(g.typ, g.name, g.file, err.Error())
+		return
+	}
 	v := xmlValues(g.parts["xml"])
 	o := &object{Type: "SXCI", Name: g.name, Description: first(v, "TEXT"), Kind: "badi", Implements: strings.ToUpper(first(v, "EXIT_NAME"))}
 	if c := first(v, "IMP_CLASS"); c != "" {
@@ -614,6 +759,10 @@ func (l *gitLoad) classicBAdI(g *gitObject) {
 }
 
 func (l *gitLoad) exitProject(g *gitObject) {
+	if err := wellFormed(g.parts["xml"]); err != nil {
+		l.rep.skip(g.typ, g.name, g.file, err.Error())
+		return
+	}
 	v := xmlValues(g.parts["xml"])
 	o := &object{Type: "CMOD", Name: g.name, Description: first(v, "MODTEXT"), Kind: "user_exit"}
 	for _, m := range v["MEMBER"] {

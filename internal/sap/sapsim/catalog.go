@@ -81,7 +81,7 @@ func (s *System) catalog() *catalogSnapshot {
 	cat := &catalogSnapshot{version: s.objVersion, byKey: map[string]int{}}
 	seen := map[string]bool{}
 	add := func(typ, name, desc, pkg string) {
-		if name == "" || isCustomName(name) || seen[typ+"/"+name] {
+		if name == "" || s.isCustom(name) || seen[typ+"/"+name] {
 			return
 		}
 		seen[typ+"/"+name] = true

@@ -179,7 +179,7 @@ func (s *System) ChangeStandardObject(typ, name string) error {
 	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.catalogItem(typ, name); !ok || isCustomName(name) {
+	if _, ok := s.catalogItem(typ, name); !ok || s.isCustom(name) {
 		return errorf(http.StatusNotFound, sap.ErrNotFound, "NOT_FOUND", "no standard object %s %s in %s", typ, name, s.info.SystemID)
 	}
 	s.stdSeq[typ+"/"+name] = s.logChange(typ, name, "modified", "SAP")

@@ -223,7 +223,7 @@ func (s *System) deltaItems(endpoint string, c sap.Change) []map[string]any {
 	}
 	if endpoint == sap.EndpointIndexCatalogContext {
 		var out []map[string]any
-		if !isCustomName(c.ObjectName) && s.stdSeq[c.ObjectType+"/"+c.ObjectName] == c.Seq {
+		if !s.isCustom(c.ObjectName) && s.stdSeq[c.ObjectType+"/"+c.ObjectName] == c.Seq {
 			if it, ok := s.catalogItem(c.ObjectType, c.ObjectName); ok {
 				out = append(out, it)
 			}
@@ -455,6 +455,53 @@ func (s *System) resolveType(typ, name string) string {
 // isCustomName says whether a name is in the customer namespace.
 func isCustomName(name string) bool {
 	return strings.HasPrefix(name, "Z") || strings.HasPrefix(name, "Y")
+}
+
+// isCustom says whether a name is the customer's: Z*, Y*, or the namespace or name of an
+// object loaded from a customer repository (a repository's own code is custom whatever its
+// namespace). Callers hold s.mu.
+func (s *System) isCustom(name string) bool {
+	if isCustomName(name) || s.customName[name] {
+		return true
+	}
+	for _, ns := range s.customNS {
+		if strings.HasPrefix(name, ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// addCustomName records a loaded custom object's namespace, or its name when it has none and
+// is not Z*/Y*. Callers hold s.mu for writing.
+func (s *System) addCustomName(name string) {
+	if ns := namespaceOf(name); ns != "" {
+		for _, n := range s.customNS {
+			if n == ns {
+				return
+			}
+		}
+		s.customNS = append(s.customNS, ns)
+		sort.Strings(s.customNS)
+		return
+	}
+	if !isCustomName(name) {
+		if s.customName == nil {
+			s.customName = map[string]bool{}
+		}
+		s.customName[name] = true
+	}
+}
+
+// namespaceOf is a name's namespace prefix ("/DMO0/" of "/DMO0/TRAVEL"), "" without one.
+func namespaceOf(name string) string {
+	if !strings.HasPrefix(name, "/") {
+		return ""
+	}
+	if i := strings.IndexByte(name[1:], '/'); i > 0 {
+		return name[:i+2]
+	}
+	return ""
 }
 
 // genCustom is generated custom object i as the system has it now (false: deleted, or

@@ -128,6 +128,9 @@ type System struct {
 	discovered map[int64][]string     // change seq -> TYPE/NAME of SAP objects its custom code named first
 	cdNext     int                    // last change-document number (CDHDR-CHANGENR)
 	dtels      map[string]dataElement // data elements loaded from abapGit
+	gitReport  *LoadReport            // summary of the last abapGit load
+	customNS   []string               // namespaces (/NS/) of loaded custom objects: custom whatever their prefix
+	customName map[string]bool        // names of loaded custom objects outside Z*, Y* and those namespaces
 	objVersion int                    // raised whenever custom objects change (catalog staleness)
 	catMu      sync.Mutex
 	cat        *catalogSnapshot
@@ -234,6 +237,11 @@ func (s *System) Call(ctx context.Context, endpoint string, cred Credentials, bo
 	switch endpoint {
 	case sap.EndpointSystemInfo:
 		return s.Info(), nil
+	case EndpointABAPGitLoad:
+		if r := s.ABAPGitReport(); r != nil {
+			return r, nil
+		}
+		return nil, errorf(http.StatusNotFound, sap.ErrNotFound, "NOT_FOUND", "no abapGit folder was loaded into %s", s.info.SystemID)
 	case sap.EndpointProbeChanges:
 		var req sap.ProbeChangesRequest
 		if err := decode(&req); err != nil {

@@ -1,0 +1,152 @@
+package sapsim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sapagent/sapagent/internal/abapref"
+)
+
+// EndpointABAPGitLoad is the simulator's own endpoint (not part of the connector protocol)
+// answering the summary of the last `--abapgit` load.
+const EndpointABAPGitLoad = "abapgit_load"
+
+// LoadReport is what an abapGit load did, per object type: objects loaded, references it
+// could not resolve (standard DDIC the simulator does not know) and objects skipped, each
+// with its reason.
+type LoadReport struct {
+	Folder     string                 `json:"folder"`
+	Loaded     int                    `json:"loaded"`
+	Unresolved int                    `json:"unresolved"`
+	Skipped    int                    `json:"skipped"`
+	Namespaces []string               `json:"custom_namespaces"` // derived from the loaded objects
+	Types      map[string]*TypeReport `json:"types"`
+}
+
+// TypeReport is the load summary of one object type.
+type TypeReport struct {
+	Loaded     int         `json:"loaded"`
+	Unresolved []LoadIssue `json:"unresolved,omitempty"`
+	Skipped    []LoadIssue `json:"skipped,omitempty"`
+}
+
+// LoadIssue is one unresolved reference (Reference set) or one skipped object (File set).
+type LoadIssue struct {
+	Object    string `json:"object"`
+	Reference string `json:"reference,omitempty"`
+	File      string `json:"file,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+func newLoadReport(dir string) *LoadReport {
+	return &LoadReport{Folder: dir, Types: map[string]*TypeReport{}}
+}
+
+func (r *LoadReport) typ(t string) *TypeReport {
+	tr := r.Types[t]
+	if tr == nil {
+		tr = &TypeReport{}
+		r.Types[t] = tr
+	}
+	return tr
+}
+
+func (r *LoadReport) loaded(t string) { r.typ(t).Loaded++; r.Loaded++ }
+
+func (r *LoadReport) skip(t, name, file, reason string) {
+	r.typ(t).Skipped = append(r.typ(t).Skipped, LoadIssue{Object: name, File: file, Reason: reason})
+	r.Skipped++
+}
+
+func (r *LoadReport) unresolved(t, name, ref, reason string) {
+	r.typ(t).Unresolved = append(r.typ(t).Unresolved, LoadIssue{Object: name, Reference: ref, Reason: reason})
+	r.Unresolved++
+}
+
+// String is the summary as the simulator logs it: one line per object type.
+func (r *LoadReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "abapGit %s: %d loaded, %d unresolved references, %d skipped", r.Folder, r.Loaded, r.Unresolved, r.Skipped)
+	types := make([]string, 0, len(r.Types))
+	for t := range r.Types {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		tr := r.Types[t]
+		fmt.Fprintf(&b, "\n  %-5s loaded %d, unresolved %d, skipped %d", t, tr.Loaded, len(tr.Unresolved), len(tr.Skipped))
+		for _, u := range tr.Unresolved {
+			fmt.Fprintf(&b, "\n    unresolved %s -> %s: %s", u.Object, u.Reference, u.Reason)
+		}
+		for _, u := range tr.Skipped {
+			fmt.Fprintf(&b, "\n    skipped %s (%s): %s", u.Object, u.File, u.Reason)
+		}
+	}
+	return b.String()
+}
+
+// ABAPGitReport is the summary of the last abapGit load (nil before one).
+func (s *System) ABAPGitReport() *LoadReport {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.gitReport
+}
+
+// catalogObject loads an object the simulator keeps only in its object directory (TADIR):
+// table types, message classes, transactions, service bindings, packages and any other type
+// with an XML file; its description and package come from the XML and the folder, and the
+// objects its XML names (a table type's row type, a transaction's program) become references.
+func (l *gitLoad) catalogObject(g *gitObject) {
+	text, ok := g.parts["xml"]
+	if !ok {
+		l.rep.skip(g.typ, g.name, g.file, "object type "+g.typ+" without an XML file is not loaded by the simulator")
+		return
+	}
+	if err := wellFormed(text); err != nil {
+		l.rep.skip(g.typ, g.name, g.file, err.Error())
+		return
+	}
+	v := xmlValues(text)
+	o := &object{Type: g.typ, Name: g.name}
+	ref := func(kind abapref.Kind, typ, name string) {
+		if name = strings.ToUpper(strings.TrimSpace(name)); name != "" {
+			o.extraRefs = append(o.extraRefs, abapref.Ref{Kind: kind, Type: typ, Name: name})
+		}
+	}
+	switch g.typ {
+	case "TTYP": // DD40V: row type
+		o.Description = first(v, "DDTEXT")
+		ref(abapref.TypeUse, "TYPE", first(v, "ROWTYPE"))
+	case "MSAG": // T100A: the class's text; T100: its messages
+		o.Description = first(v, "STEXT")
+	case "TRAN": // TSTC: program, TSTCT: text
+		o.Description = first(v, "TTEXT")
+		ref(abapref.Call, "PROG", first(v, "PGMNA"))
+	case "DEVC": // the folder's package
+		o.Description = first(v, "CTEXT")
+	case "SRVB": // a service binding names its service definition
+		o.Description = firstNonEmpty(first(v, "DESCRIPTION", "DDTEXT"), xmlAttr(text, "description"))
+		ref(abapref.Kind("expose"), "SRVD", first(v, "SERVICE_DEFINITION", "SRVD_NAME"))
+	default:
+		o.Description = xmlAttr(text, "description")
+	}
+	if g.typ == "DEVC" {
+		o.Package = g.name
+	}
+	l.add(g, o)
+}
+
+// xmlAttr is the first value of an attribute (any prefix) in an XML file, for formats that
+// keep descriptions as attributes (adtcore:description).
+func xmlAttr(text, attr string) string {
+	i := strings.Index(strings.ToLower(text), strings.ToLower(attr)+"=\"")
+	if i < 0 {
+		return ""
+	}
+	rest := text[i+len(attr)+2:]
+	if j := strings.IndexByte(rest, '"'); j >= 0 {
+		return rest[:j]
+	}
+	return ""
+}
