@@ -630,9 +630,7 @@ func (l *gitLoad) functionGroup(g *gitObject) {
 			l.rep.unresolved("FUNC", fm, "source", "the function group's XML lists it but no include file holds its source")
 		}
 	}
-	if _, ok := g.parts["xml"]; ok || len(includes) > 0 {
-		l.add(g, &object{Type: "FUGR", Name: g.name, Source: strings.Join(includes, "\n")})
-	}
+	l.add(g, &object{Type: "FUGR", Name: g.name, Source: strings.Join(includes, "\n")}) // the group exists whatever files it has
 }
 
 func (l *gitLoad) functionModule(g *gitObject, x fugrXML, ifaces map[string]int, fm, text string) {
