@@ -113,9 +113,13 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 		land := sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate, GeneratedObjects: *objects})
 		if *abapGit != "" {
 			ecc, _ := land.System("ECC")
-			if err := ecc.LoadABAPGit(*abapGit); err != nil {
+			rep, err := ecc.LoadABAPGitReport(*abapGit)
+			if err != nil {
 				return err
 			}
+			log.Info("abapGit repository loaded", "folder", *abapGit, "loaded", rep.Loaded, "unresolved", rep.Unresolved,
+				"skipped", rep.Skipped, "custom_namespaces", rep.Namespaces, "summary_endpoint", "/ECC/"+sapsim.EndpointABAPGitLoad)
+			fmt.Fprintln(os.Stderr, rep.String())
 		}
 		l, err := net.Listen("tcp", cfg.SAPSimAddr)
 		if err != nil {
