@@ -95,8 +95,9 @@ type Options struct {
 // Classifier assigns Clean Core levels against one repository; it is safe
 // for concurrent use.
 type Classifier struct {
-	repo *Repository
-	ns   []string
+	repo  *Repository
+	ns    []string
+	names map[string]bool // the customer's objects outside Z*, Y* and ns (WithCustomObjects)
 }
 
 // New makes a classifier; a nil repository means the shipped copy.
@@ -134,6 +135,11 @@ func (c *Classifier) IsCustom(name string) bool {
 	switch name[0] {
 	case 'Z', 'Y', 'z', 'y':
 		return true
+	}
+	if c.names[strings.ToUpper(name)] {
+		return true
+	}
+	switch name[0] {
 	case '/':
 		for _, n := range c.ns {
 			if len(name) >= len(n) && strings.EqualFold(name[:len(n)], n) {

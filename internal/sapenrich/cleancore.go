@@ -71,6 +71,11 @@ func AnalyzeCleanCore(ctx context.Context, db DB, s Scope, opts CleanCoreOptions
 			return CleanCoreResult{}, fmt.Errorf("clean core repository: %w", err)
 		}
 	}
+	own, err := ownObjectNames(ctx, db, s)
+	if err != nil {
+		return CleanCoreResult{}, err
+	}
+	c = c.WithCustomObjects(own)
 	batchSize := opts.BatchSize
 	if batchSize <= 0 {
 		batchSize = 500
@@ -154,6 +159,28 @@ func AnalyzeCleanCore(ctx context.Context, db DB, s Scope, opts CleanCoreOptions
 	}
 	report(progress, res.Objects, total)
 	return res, nil
+}
+
+// ownObjectNames are the namespaces (/NS/) and the other non-Z/Y names of the generation's
+// custom objects: the system's own code is the customer's whatever its namespace, so a
+// usage of any object in them is custom (with CUSTOMER_NAMESPACES and Z*/Y*). The whole
+// generation counts, also in a delta.
+func ownObjectNames(ctx context.Context, db DB, s Scope) ([]string, error) {
+	rows, err := db.Query(ctx, `SELECT DISTINCT CASE WHEN object_name ~ '^/[^/]+/' THEN substring(object_name from '^/[^/]+/')
+			ELSE upper(object_name) END
+		FROM workspace_sap_index
+		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND phase = 'custom_objects'
+			AND upper(left(object_name, 1)) NOT IN ('Z', 'Y')`, s.ConnectionID, s.WorkspaceID, s.Generation)
+	if err != nil {
+		return nil, fmt.Errorf("read custom namespaces: %w", err)
+	}
+	var names []string
+	var n string
+	_, err = pgx.ForEachRow(rows, []any{&n}, func() error { names = append(names, n); return nil })
+	if err != nil {
+		return nil, fmt.Errorf("read custom namespaces: %w", err)
+	}
+	return names, nil
 }
 
 // CleanCoreDistribution counts the generation's analysed objects per level (the index

@@ -240,3 +240,30 @@ func TestUsageOfDerivesKindFromRelationshipKind(t *testing.T) {
 	_, ok := UsageOf("TABL", " ", "uses_table", "")
 	assert.False(t, ok)
 }
+
+// The system's own code is custom whatever its namespace: objects of a /DMO0/ repository
+// that use each other (and one of its objects the index does not hold) grade as SAP's own
+// ABAP Cloud samples do by hand, by their SAP usages alone.
+func TestCleanCoreRepositoryNamespaceIsCustom(t *testing.T) {
+	ctx := context.Background()
+	l := newLandscape(t, "S4HANA")
+	l.index(1, []object{
+		{typ: "DDLS", name: "/DMO0/R_TRAVEL", pkg: "/DMO0/TRAVEL", desc: "Travel"},
+		{typ: "CLAS", name: "/DMO0/BP_R_TRAVEL", pkg: "/DMO0/TRAVEL", desc: "Behaviour pool"},
+		{typ: "TABL", name: "/DMO0/TRAVEL_A", pkg: "/DMO0/TRAVEL", desc: "Travel (active)"},
+	}, []rel{
+		{"DDLS", "/DMO0/R_TRAVEL", "TABL", "/DMO0/TRAVEL_A", "uses_table", "read", 4},
+		{"CLAS", "/DMO0/BP_R_TRAVEL", "TABL", "/DMO0/TRAVEL_A", "uses_table", "write", 8},
+		{"CLAS", "/DMO0/BP_R_TRAVEL", "CLAS", "/DMO0/CX_TRAVEL_ERROR", "uses_class", "type", 9},
+		{"CLAS", "/DMO0/BP_R_TRAVEL", "FUNC", "BAPI_TRANSACTION_COMMIT", "calls_function", "", 12},
+		{"CLAS", "/DMO0/BP_R_TRAVEL", "TABL", "/BOBF/D_NOT_CUSTOM", "uses_table", "read", 14},
+	}, nil)
+	res, err := AnalyzeCleanCore(ctx, l.db(), l.scope, CleanCoreOptions{}, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, res.Objects)
+	got := readLevels(t, l)
+	assert.Equal(t, "A", got["/DMO0/R_TRAVEL"].Level)
+	assert.Empty(t, got["/DMO0/R_TRAVEL"].Findings)
+	assert.Equal(t, []string{"C TABL /BOBF/D_NOT_CUSTOM read", "A FUNC BAPI_TRANSACTION_COMMIT call"}, usagesOf(got["/DMO0/BP_R_TRAVEL"].Findings),
+		"its own namespace is custom, another /…/ namespace stays SAP's")
+}
