@@ -233,3 +233,9 @@ func writeGeneratedRepository(tb testing.TB, dir string, n int) {
 		put("#gen#i"+id+".ddls.asddls", "define view entity /GEN/I"+id+" as select from /gen/t"+id+" { key id as Id, code as Code }\n")
 	}
 }
+
+func TestXMLAttrTakesWholeAttributeNames(t *testing.T) {
+	text := `<x shortdescription="no" adtcore:description="Travel app" description="plain"/>`
+	assert.Equal(t, "Travel app", xmlAttr(text, "description"))
+	assert.Equal(t, "", xmlAttr(`<x shortdescription="no"/>`, "description"))
+}

@@ -1,6 +1,7 @@
 package sapsim
 
 import (
+	"encoding/xml"
 	"fmt"
 	"sort"
 	"strings"
@@ -125,9 +126,11 @@ func (l *gitLoad) catalogObject(g *gitObject) {
 		ref(abapref.Call, "PROG", first(v, "PGMNA"))
 	case "DEVC": // the folder's package
 		o.Description = first(v, "CTEXT")
-	case "SRVB": // a service binding names its service definition
+	case "SRVB": // METADATA: description; SERVICES: the service definitions it binds
 		o.Description = firstNonEmpty(first(v, "DESCRIPTION", "DDTEXT"), xmlAttr(text, "description"))
-		ref(abapref.Kind("expose"), "SRVD", first(v, "SERVICE_DEFINITION", "SRVD_NAME"))
+		for _, srvd := range xmlChildValues(text, "SRVD_REF", "NAME") {
+			ref(abapref.Kind("expose"), "SRVD", srvd)
+		}
 	default:
 		o.Description = xmlAttr(text, "description")
 	}
@@ -137,16 +140,51 @@ func (l *gitLoad) catalogObject(g *gitObject) {
 	l.add(g, o)
 }
 
+// xmlChildValues are the texts of the elements named tag directly inside an element named
+// parent (NAME inside SRVD_REF, where NAME also names other things).
+func xmlChildValues(text, parent, tag string) []string {
+	var out []string
+	dec := xml.NewDecoder(strings.NewReader(text))
+	var stack []string
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			stack = append(stack, t.Name.Local)
+		case xml.EndElement:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case xml.CharData:
+			if n := len(stack); n >= 2 && stack[n-1] == tag && stack[n-2] == parent {
+				if v := strings.TrimSpace(string(t)); v != "" {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+}
+
 // xmlAttr is the first value of an attribute (any prefix) in an XML file, for formats that
 // keep descriptions as attributes (adtcore:description).
 func xmlAttr(text, attr string) string {
-	i := strings.Index(strings.ToLower(text), strings.ToLower(attr)+"=\"")
-	if i < 0 {
-		return ""
+	lower, key := strings.ToLower(text), strings.ToLower(attr)+"=\""
+	for from := 0; ; {
+		i := strings.Index(lower[from:], key)
+		if i < 0 {
+			return ""
+		}
+		i += from
+		if i > 0 && (lower[i-1] == ' ' || lower[i-1] == ':' || lower[i-1] == '\n' || lower[i-1] == '\t') { // a whole attribute name
+			rest := text[i+len(key):]
+			if j := strings.IndexByte(rest, '"'); j >= 0 {
+				return rest[:j]
+			}
+			return ""
+		}
+		from = i + len(key)
 	}
-	rest := text[i+len(attr)+2:]
-	if j := strings.IndexByte(rest, '"'); j >= 0 {
-		return rest[:j]
-	}
-	return ""
 }
