@@ -75,7 +75,7 @@ func (s *System) LoadABAPGitReport(dir string) (*LoadReport, error) {
 			return nil
 		}
 		pkg := folderPackage(filepath.Base(filepath.Dir(path)))
-		typ, name := strings.ToUpper(parts[1]), strings.ToUpper(strings.ReplaceAll(parts[0], "#", "/"))
+		typ, name := strings.ToUpper(parts[1]), objectName(parts[0])
 		if typ == "DEVC" { // package.devc.xml describes the folder's package
 			name = pkg
 		}
@@ -180,6 +180,18 @@ func (s *System) LoadABAPGitReport(dir string) (*LoadReport, error) {
 	rep.Namespaces = append([]string(nil), s.customNS...)
 	s.gitReport = rep
 	return rep, nil
+}
+
+// objectName is the object a file name stands for: abapGit writes a namespace's slashes as #
+// (#dmo#travel), ABAP file formats as parentheses ((dmo)travel).
+func objectName(file string) string {
+	name := strings.ReplaceAll(file, "#", "/")
+	if strings.HasPrefix(name, "(") {
+		if i := strings.IndexByte(name, ')'); i > 1 {
+			name = "/" + name[1:i] + "/" + name[i+1:]
+		}
+	}
+	return strings.ToUpper(name)
 }
 
 // folderPackage is the package an abapGit folder stands for: its name with # for /
@@ -383,7 +395,23 @@ type tablXML struct {
 		DDText     string `xml:"DDTEXT"`
 		Checktable string `xml:"CHECKTABLE"`
 		Precfield  string `xml:"PRECFIELD"`
+		Comptype   string `xml:"COMPTYPE"` // E data element, S structure, L table type, R reference
 	} `xml:"values>DD03P_TABLE>DD03P"`
+}
+
+// isElementary says whether a component is typed by a data element of fixed length, the only
+// kind whose type the simulator must look up: a nested structure, table type, reference or
+// string carries its type in the field itself.
+func isElementary(comptype, datatype string) bool {
+	switch strings.ToUpper(comptype) {
+	case "S", "L", "R":
+		return false
+	}
+	switch datatype {
+	case "STRU", "TTYP", "REF", "STRG", "RSTR":
+		return false
+	}
+	return true
 }
 
 func parseTablXML(text string) (*tablXML, error) {
@@ -438,7 +466,7 @@ func (l *gitLoad) fields(name string, depth int) resolvedFields {
 		de, ok := l.dtels[dtel]
 		if !ok && dtel != "" {
 			de, ok = l.s.lookupDataElement(dtel)
-			if !ok && (typ == "" || length == 0) && !strings.EqualFold(fx.Datatype, "STRG") && !strings.EqualFold(fx.Datatype, "RSTR") {
+			if !ok && (typ == "" || length == 0) && isElementary(fx.Comptype, typ) {
 				out.unresolved = append(out.unresolved, [2]string{"DTEL " + dtel, "data element " + dtel + " of field " + fieldName +
 					" is unknown to the simulator; the field is typed from its own DATATYPE/LENG"})
 			}

@@ -46,7 +46,7 @@ func TestABAPGitRAPRepositoryLoadsWithoutAborting(t *testing.T) {
 		"unresolved TABL /DMO0/S_TRAVEL_MSG -> DTEL FINS_NOTE_TEXT":       "data element FINS_NOTE_TEXT of field NOTE is unknown",
 		"unresolved FUNC /DMO0/TRAVEL_DOC_ONLY -> source":                 "no include file holds its source",
 		"skipped TABL /DMO0/BROKEN":                                       "XML syntax error",
-		"skipped XSLT /DMO0/TRAVEL":                                       "without an XML file is not loaded",
+		"skipped XSLT /DMO0/TRAVEL":                                       "without an XML or JSON file is not loaded",
 	} {
 		assert.Contains(t, issues[key], reason, key)
 	}

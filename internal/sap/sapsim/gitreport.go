@@ -1,6 +1,7 @@
 package sapsim
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"sort"
@@ -101,7 +102,20 @@ func (s *System) ABAPGitReport() *LoadReport {
 func (l *gitLoad) catalogObject(g *gitObject) {
 	text, ok := g.parts["xml"]
 	if !ok {
-		l.rep.skip(g.typ, g.name, g.file, "object type "+g.typ+" without an XML file is not loaded by the simulator")
+		if j, ok := g.parts["json"]; ok { // ABAP file format: the description in its header
+			var aff struct {
+				Header struct {
+					Description string `json:"description"`
+				} `json:"header"`
+			}
+			if err := json.Unmarshal([]byte(j), &aff); err != nil {
+				l.rep.skip(g.typ, g.name, g.file, "malformed JSON: "+err.Error())
+				return
+			}
+			l.add(g, &object{Type: g.typ, Name: g.name, Description: aff.Header.Description})
+			return
+		}
+		l.rep.skip(g.typ, g.name, g.file, "object type "+g.typ+" without an XML or JSON file is not loaded by the simulator")
 		return
 	}
 	if err := wellFormed(text); err != nil {

@@ -21,6 +21,8 @@ var stdDomains = map[string]dataElement{
 	"BOOLEAN":                       {"BOOLEAN", "CHAR", 1, 0, "Boolean variable (X = true, space = false)", ""},
 	"BOOLE":                         {"BOOLE", "CHAR", 1, 0, "Truth value: true/false", ""},
 	"BOOLE_D":                       {"BOOLE", "CHAR", 1, 0, "Data element for domain BOOLE: TRUE (='X') and FALSE (=' ')", ""},
+	"XSDBOOLEAN":                    {"XSDBOOLEAN", "CHAR", 1, 0, "Boolean Variable (X = True, - = False, Space = Unknown)", ""},
+	"SDRAFT_UUID":                   {"SYSUUID", "RAW", 16, 0, "Draft UUID", ""},
 	"XFELD":                         {"XFELD", "CHAR", 1, 0, "Checkbox", ""},
 	"FLAG":                          {"FLAG", "CHAR", 1, 0, "General flag", ""},
 	"XFLAG":                         {"XFLAG", "CHAR", 1, 0, "Flag", ""},
