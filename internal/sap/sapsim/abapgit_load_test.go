@@ -28,7 +28,7 @@ func TestABAPGitRAPRepositoryLoadsWithoutAborting(t *testing.T) {
 		loaded[typ] = tr.Loaded
 	}
 	assert.Equal(t, map[string]int{"DEVC": 2, "DOMA": 1, "DTEL": 4, "TABL": 3, "TTYP": 1, "MSAG": 1, "TRAN": 1, "PROG": 1,
-		"DDLS": 1, "BDEF": 1, "CLAS": 1, "SRVD": 1, "SRVB": 1, "FUGR": 2, "FUNC": 5, "XSLT": 0}, loaded)
+		"DDLS": 1, "BDEF": 1, "CLAS": 1, "SRVD": 1, "SRVB": 1, "FUGR": 2, "FUNC": 5, "XSLT": 0, "NONT": 1}, loaded)
 
 	issues := map[string]string{}
 	for typ, tr := range rep.Types {
@@ -91,7 +91,7 @@ func TestABAPGitRAPRepositoryLoadsWithoutAborting(t *testing.T) {
 		"TTYP /DMO0/T_TRAVEL": "Travels | /DMO0/TRAVEL", "MSAG /DMO0/TRAVEL": "Travel messages | /DMO0/TRAVEL",
 		"TRAN /DMO0/TRAVEL": "List travels | /DMO0/TRAVEL", "SRVB /DMO0/UI_TRAVEL_O4": "Travel service, OData V4 UI | /DMO0/TRAVEL",
 		"SRVD /DMO0/UI_TRAVEL": "Travel service | /DMO0/TRAVEL", "DEVC /DMO0/TRAVEL": "Travel demo: business object | /DMO0/TRAVEL",
-		"DEVC $SRC": "Travel demo (root) | $SRC", "FUNC /DMO0/TRAVEL_CHECK": "Check a travel | /DMO0/TRAVEL",
+		"DEVC $SRC": "Travel demo (root) | $SRC", "NONT /DMO0/TRAVEL_HINT": "Travel hint (ABAP file format) | /DMO0/TRAVEL", "FUNC /DMO0/TRAVEL_CHECK": "Check a travel | /DMO0/TRAVEL",
 	} {
 		assert.Equal(t, want, desc[key], key)
 	}
