@@ -626,7 +626,7 @@ func (l *gitLoad) functionGroup(g *gitObject) {
 	var x fugrXML
 	if t, ok := g.parts["xml"]; ok {
 		if err := xml.Unmarshal([]byte(t), &x); err != nil {
-			l.rep.skip(g.typ, g.name, g.file, "malformed XML: "+err.Error()+" (function module interfaces not read)")
+			l.rep.unresolved(g.typ, g.name, "XML", "malformed XML: "+err.Error()+"; the group loads from its includes, without function module interfaces")
 			x = fugrXML{}
 		}
 	}

@@ -240,3 +240,17 @@ func TestXMLAttrTakesWholeAttributeNames(t *testing.T) {
 	assert.Equal(t, "Travel app", xmlAttr(text, "description"))
 	assert.Equal(t, "", xmlAttr(`<x shortdescription="no"/>`, "description"))
 }
+
+// A function group whose XML cannot be read still loads from its includes.
+func TestABAPGitFunctionGroupWithMalformedXML(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "zfg_x.fugr.xml"), []byte("<abapGit><FUNCTIONS>"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "zfg_x.fugr.z_x_read.abap"), []byte("\"! Reads\nFUNCTION z_x_read.\nENDFUNCTION.\n"), 0o644))
+	rep, err := ecc(t).LoadABAPGitReport(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Types["FUNC"].Loaded)
+	assert.Equal(t, 1, rep.Types["FUGR"].Loaded)
+	require.Len(t, rep.Types["FUGR"].Unresolved, 1)
+	assert.Contains(t, rep.Types["FUGR"].Unresolved[0].Reason, "malformed XML")
+	assert.Zero(t, rep.Skipped)
+}
