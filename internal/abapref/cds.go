@@ -99,6 +99,9 @@ func CDS(src string) []Ref {
 			for punct(toks, j, "(") {
 				j++
 			}
+			if word(toks, i-1) == "CONDITIONS" && word(toks, j) == "ENTITY" {
+				j++ // DCL: inheriting conditions from entity E
+			}
 			source(Read, j)
 		case "ON":
 			// as projection on S; DCLS: grant select on S
@@ -153,6 +156,8 @@ func CDS(src string) []Ref {
 			if w := word(toks, j); w != "" && j > i+1 {
 				c.add(Extend, "DDLS", w, toks[j].line)
 			}
+		case "CAST":
+			castType(&c, toks, i)
 		case "IMPLEMENTED":
 			if word(toks, i+1) == "BY" && word(toks, i+2) == "METHOD" && word(toks, i+3) != "" {
 				c.add(Call, classType(toks[i+3].text), toks[i+3].text, toks[i+3].line)
@@ -160,4 +165,29 @@ func CDS(src string) []Ref {
 		}
 	}
 	return c.refs
+}
+
+// castType records the data element of `cast( x as dtel [preserving type] )`;
+// built-in types (abap.char( 10 )) are no reference.
+func castType(c *collector, toks []token, i int) {
+	if !punct(toks, i+1, "(") {
+		return
+	}
+	depth, as := 0, -1
+	for j := i + 1; j < len(toks); j++ {
+		switch {
+		case punct(toks, j, "("):
+			depth++
+		case punct(toks, j, ")"):
+			depth--
+		case depth == 1 && word(toks, j) == "AS":
+			as = j
+		}
+		if depth == 0 {
+			break
+		}
+	}
+	if n := word(toks, as+1); as > 0 && n != "" && !punct(toks, as+2, ".") {
+		c.add(TypeUse, "DTEL", n, toks[as+1].line)
+	}
 }
