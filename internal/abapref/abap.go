@@ -263,6 +263,16 @@ func (s *abapState) class(kind Kind, name string, line int) {
 	s.add(kind, classType(name), name, line)
 }
 
+// intf records a name the syntax says is an interface (INTERFACES i, i~comp),
+// whatever its prefix.
+func (s *abapState) intf(kind Kind, name string, line int) {
+	name = strings.TrimLeft(name, "!@")
+	if name == "" || s.isLocalType(name) || strings.ContainsAny(name, "<>-(") {
+		return
+	}
+	s.add(kind, "INTF", name, line)
+}
+
 func (s *abapState) ddicType(name string, line int) {
 	name = strings.TrimLeft(name, "!@")
 	if name == "" || s.isLocalType(base(name)) || strings.ContainsAny(name, "<>=~") {
@@ -343,7 +353,11 @@ func (s *abapState) references(st []token) {
 		}
 	case "INTERFACES":
 		if w := word(st, 1); w != "" {
-			s.class(Implement, w, st[1].line)
+			s.intf(Implement, w, st[1].line)
+		}
+	case "ALIASES":
+		if w := word(st, 3); word(st, 2) == "FOR" && strings.Contains(w, "~") {
+			s.intf(TypeUse, w[:strings.IndexByte(w, '~')], st[3].line)
 		}
 	case "ENDCLASS", "ENDINTERFACE":
 		s.inClass = false
@@ -556,7 +570,7 @@ func (s *abapState) typeClauses(st []token, first string) {
 		case strings.Contains(target, "=>"):
 			// class=>type: the generic scan records the class
 		case strings.Contains(target, "~"):
-			s.class(TypeUse, target[:strings.IndexByte(target, '~')], st[j].line)
+			s.intf(TypeUse, target[:strings.IndexByte(target, '~')], st[j].line)
 		case w == "LIKE" && s.fmInterface:
 			s.ddicType(target, st[j].line) // LIKE in a function module's interface names the DDIC
 		case w == "LIKE":

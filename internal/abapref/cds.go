@@ -86,11 +86,13 @@ func CDS(src string) []Ref {
 		if w == "" || self[w] || strings.HasPrefix(w, "$") {
 			return
 		}
-		typ := sqlSourceType(w)
-		if kind == Association {
-			typ = "DDLS"
+		c.add(kind, sqlSourceType(w), w, toks[j].line)
+	}
+	// cdsTarget is a composition child or redirection target: always a CDS entity.
+	cdsTarget := func(j int) {
+		if w := word(toks, j); w != "" && !self[w] && !strings.HasPrefix(w, "$") {
+			c.add(Association, "DDLS", w, toks[j].line)
 		}
-		c.add(kind, typ, w, toks[j].line)
 	}
 	for i := 0; i < len(toks); i++ {
 		switch word(toks, i) {
@@ -133,7 +135,11 @@ func CDS(src string) []Ref {
 				}
 				break
 			}
-			source(Association, j)
+			if word(toks, i) == "COMPOSITION" {
+				cdsTarget(j)
+			} else {
+				source(Association, j) // an association may point to a table: typed like a data source
+			}
 		case "REDIRECTED":
 			// projections: redirected to [parent | composition child] T
 			j := i + 1
@@ -146,7 +152,7 @@ func CDS(src string) []Ref {
 				break
 			}
 			if j > i+1 {
-				source(Association, j)
+				cdsTarget(j)
 			}
 		case "EXTEND":
 			j := i + 1

@@ -186,6 +186,28 @@ define role ZI_TRAVEL_DCL {
 			want: []string{"read TABL ZCAST_TAB", "type DTEL ZDE_CAST_ID", "type DTEL ABAP_BOOLEAN", "type DTEL XFELD"},
 			not:  []string{"type DTEL ABAP"},
 		},
+		{
+			name: "INTERFACES and intf~comp name interfaces whatever their prefix",
+			src: `CLASS zcl_log DEFINITION PUBLIC.
+  PUBLIC SECTION.
+    INTERFACES zbc_logger.
+    DATA mv_level TYPE zbc_level_api~ty_level.
+ENDCLASS.
+`,
+			want: []string{"implement INTF ZBC_LOGGER", "type INTF ZBC_LEVEL_API"},
+			not:  []string{"implement CLAS ZBC_LOGGER", "type CLAS ZBC_LEVEL_API"},
+		},
+		{
+			name: "association targets typed like data sources: a table is no view",
+			typ:  "DDLS",
+			src: `define view entity ZI_Order as select from zorder
+  association [0..1] to zorder_note as _Note on _Note.id = $projection.Id
+  association [0..1] to I_Currency as _Currency on _Currency.Currency = $projection.Waers
+{ key id as Id, waers as Waers, _Note, _Currency }
+`,
+			want: []string{"association TABL ZORDER_NOTE", "association DDLS I_CURRENCY"},
+			not:  []string{"association DDLS ZORDER_NOTE"},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
