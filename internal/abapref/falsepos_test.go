@@ -26,13 +26,18 @@ CLASS lhc_travel IMPLEMENTATION.
     DATA ls_failed TYPE RESPONSE FOR FAILED EARLY zi_travel.
     DATA ls_req TYPE REQUEST FOR CHANGE zi_booking.
     DATA lt_act TYPE TABLE FOR ACTION IMPORT zi_travel~accept.
+    DATA ls_perm TYPE STRUCTURE FOR PERMISSIONS REQUEST zi_agency.
+    DATA lt_key TYPE TABLE FOR KEY OF zi_customer.
+    DATA lt_link TYPE TABLE FOR READ LINK zi_flight\_booking.
     DATA lt_keys LIKE keys.
     DATA lt_res LIKE result.
   ENDMETHOD.
 ENDCLASS.
 `,
-			want: []string{"type DDLS ZI_TRAVEL", "type DDLS ZI_BOOKING", "implement CLAS CL_ABAP_BEHAVIOR_HANDLER"},
-			not:  []string{"type TYPE FOR", "type TYPE CREATE", "type TYPE RESPONSE", "type TYPE REQUEST", "type TYPE KEYS", "type TYPE RESULT", "type TYPE FAILED"},
+			want: []string{"type DDLS ZI_TRAVEL", "type DDLS ZI_BOOKING", "type DDLS ZI_AGENCY", "type DDLS ZI_CUSTOMER",
+				"type DDLS ZI_FLIGHT", "implement CLAS CL_ABAP_BEHAVIOR_HANDLER"},
+			not:  []string{"type TYPE FOR", "type TYPE CREATE", "type TYPE RESPONSE", "type TYPE REQUEST", "type TYPE KEYS", "type TYPE RESULT", "type TYPE FAILED",
+				"type TYPE PERMISSIONS", "type TYPE KEY", "type TYPE READ", "type DDLS REQUEST"},
 		},
 		{
 			name: "AUGMENTING in a behaviour pool is no table",
