@@ -36,7 +36,7 @@ ENDCLASS.
 `,
 			want: []string{"type DDLS ZI_TRAVEL", "type DDLS ZI_BOOKING", "type DDLS ZI_AGENCY", "type DDLS ZI_CUSTOMER",
 				"type DDLS ZI_FLIGHT", "implement CLAS CL_ABAP_BEHAVIOR_HANDLER"},
-			not:  []string{"type TYPE FOR", "type TYPE CREATE", "type TYPE RESPONSE", "type TYPE REQUEST", "type TYPE KEYS", "type TYPE RESULT", "type TYPE FAILED",
+			not: []string{"type TYPE FOR", "type TYPE CREATE", "type TYPE RESPONSE", "type TYPE REQUEST", "type TYPE KEYS", "type TYPE RESULT", "type TYPE FAILED",
 				"type TYPE PERMISSIONS", "type TYPE KEY", "type TYPE READ", "type DDLS REQUEST"},
 		},
 		{
