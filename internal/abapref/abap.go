@@ -44,6 +44,7 @@ type abapState struct {
 	// fmInterface is true while reading the `*"` interface block of a function
 	// module, whose LIKE names the DDIC.
 	fmInterface bool
+	function    bool // the source has a FUNCTION statement: `*"` lines are its interface
 }
 
 // ABAP extracts the references of an ABAP source (report, include, class
@@ -110,6 +111,9 @@ func (s *abapState) declareInterfaceComments(src string) {
 // interfaceCommentRefs records the types of the `*"` interface block of a
 // function module (`*"  VALUE(I_X) TYPE BUKRS`, `*"  T_X STRUCTURE BAPIRET2`).
 func (s *abapState) interfaceCommentRefs(src string) {
+	if !s.function {
+		return // a `*"` comment in a report is just a comment
+	}
 	s.fmInterface = true
 	defer func() { s.fmInterface = false }()
 	for n, l := range strings.Split(src, "\n") {
@@ -197,6 +201,7 @@ func (s *abapState) declare(st []token) {
 	switch first {
 	case "REPORT", "PROGRAM", "FUNCTION-POOL", "FUNCTION", "TYPE-POOL", "CLASS-POOL", "INTERFACE-POOL":
 		s.types[name] = true
+		s.function = s.function || first == "FUNCTION"
 	case "CLASS", "INTERFACE":
 		if w := word(st, 2); w == "DEFINITION" && (has(st, "LOAD") || has(st, "DEFERRED") && has(st, "PUBLIC")) || w == "LOAD" {
 			return // a reference to a global class, not a declaration

@@ -168,6 +168,14 @@ ENDFUNCTION.
 				"type TYPE KUNNR", "type TYPE NAME1_GP", "type TABL BAPIRET2"},
 		},
 		{
+			name: "a *\" comment outside a function module is a comment",
+			src: `REPORT zdoc.
+*"  see the note: VALUE(x) TYPE zsomething_in_a_comment
+WRITE 'x'.
+`,
+			not: []string{"type TYPE ZSOMETHING_IN_A_COMMENT"},
+		},
+		{
 			name: "DCL: inheriting conditions from entity",
 			typ:  "DCLS",
 			src: `@EndUserText.label: 'Travel access'
