@@ -101,8 +101,13 @@ func CDS(src string) []Ref {
 			for punct(toks, j, "(") {
 				j++
 			}
-			if word(toks, i-1) == "CONDITIONS" && word(toks, j) == "ENTITY" {
-				j++ // DCL: inheriting conditions from entity E
+			if word(toks, i-1) == "CONDITIONS" {
+				if word(toks, j) == "SUPER" {
+					continue // DCL: inheriting conditions from super (the extended role)
+				}
+				if word(toks, j) == "ENTITY" {
+					j++ // DCL: inheriting conditions from entity E
+				}
 			}
 			source(Read, j)
 		case "ON":

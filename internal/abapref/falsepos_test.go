@@ -182,10 +182,12 @@ WRITE 'x'.
 define role ZI_TRAVEL_DCL {
   grant select on ZI_Travel
     where inheriting conditions from entity I_Customer;
+  grant select on ZI_Booking
+    where inheriting conditions from super;
 }
 `,
-			want: []string{"read DDLS ZI_TRAVEL", "read DDLS I_CUSTOMER"},
-			not:  []string{"read TABL ENTITY"},
+			want: []string{"read DDLS ZI_TRAVEL", "read DDLS I_CUSTOMER", "read DDLS ZI_BOOKING"},
+			not:  []string{"read TABL ENTITY", "read TABL SUPER"},
 		},
 		{
 			name: "CDS cast types",
