@@ -38,6 +38,13 @@ type abapState struct {
 	refTo  map[string]string // variable -> TYPE REF TO target, for GET BADI
 	badis  map[string]int    // BAdI handle variables with the line of their use
 	depth  int               // BEGIN OF nesting during the declaration pass
+	// inClass is true between CLASS … DEFINITION / IMPLEMENTATION or INTERFACE
+	// and their END: there LIKE names a data object, never the DDIC.
+	inClass bool
+	// fmInterface is true while reading the `*"` interface block of a function
+	// module, whose LIKE names the DDIC.
+	fmInterface bool
+	function    bool // the source has a FUNCTION statement: `*"` lines are its interface
 }
 
 // ABAP extracts the references of an ABAP source (report, include, class
@@ -45,7 +52,7 @@ type abapState struct {
 func ABAP(src string) []Ref {
 	s := &abapState{types: map[string]bool{}, data: map[string]bool{}, tables: map[string]bool{},
 		refTo: map[string]string{}, badis: map[string]int{}}
-	sts := statements(tokenize(src))
+	sts := statements(dropAMDPBodies(tokenize(src)))
 	s.declareInterfaceComments(src)
 	for _, st := range sts {
 		s.declare(st)
@@ -53,6 +60,7 @@ func ABAP(src string) []Ref {
 	for _, st := range sts {
 		s.references(st)
 	}
+	s.interfaceCommentRefs(src)
 	for v, line := range s.badis {
 		if t, ok := s.refTo[v]; ok {
 			s.add(BAdI, "BADI", t, line)
@@ -97,6 +105,26 @@ func (s *abapState) declareInterfaceComments(src string) {
 				}
 			}
 		}
+	}
+}
+
+// interfaceCommentRefs records the types of the `*"` interface block of a
+// function module (`*"  VALUE(I_X) TYPE BUKRS`, `*"  T_X STRUCTURE BAPIRET2`).
+func (s *abapState) interfaceCommentRefs(src string) {
+	if !s.function {
+		return // a `*"` comment in a report is just a comment
+	}
+	s.fmInterface = true
+	defer func() { s.fmInterface = false }()
+	for n, l := range strings.Split(src, "\n") {
+		if !strings.HasPrefix(l, "*\"") {
+			continue
+		}
+		toks := tokenize(l[2:])
+		for i := range toks {
+			toks[i].line = n + 1
+		}
+		s.typeClauses(toks, "FUNCTION")
 	}
 }
 
@@ -147,6 +175,14 @@ func (s *abapState) declare(st []token) {
 	case "TYPES", "DATA", "CLASS-DATA", "STATICS", "CONSTANTS":
 		// components of BEGIN OF … END OF are not types or variables of their own
 		switch {
+		case name == "BEGIN" && word(st, 2) == "OF" && word(st, 3) == "ENUM":
+			// BEGIN OF ENUM e [STRUCTURE s]: e a type, s a constant structure
+			s.depth++
+			s.types[word(st, 4)] = true
+			if word(st, 5) == "STRUCTURE" {
+				s.data[word(st, 6)] = true
+			}
+			return
 		case name == "BEGIN" && word(st, 2) == "OF":
 			s.depth++
 			if s.depth > 1 {
@@ -165,6 +201,7 @@ func (s *abapState) declare(st []token) {
 	switch first {
 	case "REPORT", "PROGRAM", "FUNCTION-POOL", "FUNCTION", "TYPE-POOL", "CLASS-POOL", "INTERFACE-POOL":
 		s.types[name] = true
+		s.function = s.function || first == "FUNCTION"
 	case "CLASS", "INTERFACE":
 		if w := word(st, 2); w == "DEFINITION" && (has(st, "LOAD") || has(st, "DEFERRED") && has(st, "PUBLIC")) || w == "LOAD" {
 			return // a reference to a global class, not a declaration
@@ -231,6 +268,16 @@ func (s *abapState) class(kind Kind, name string, line int) {
 	s.add(kind, classType(name), name, line)
 }
 
+// intf records a name the syntax says is an interface (INTERFACES i, i~comp),
+// whatever its prefix.
+func (s *abapState) intf(kind Kind, name string, line int) {
+	name = strings.TrimLeft(name, "!@")
+	if name == "" || s.isLocalType(name) || strings.ContainsAny(name, "<>-(") {
+		return
+	}
+	s.add(kind, "INTF", name, line)
+}
+
 func (s *abapState) ddicType(name string, line int) {
 	name = strings.TrimLeft(name, "!@")
 	if name == "" || s.isLocalType(base(name)) || strings.ContainsAny(name, "<>=~") {
@@ -262,6 +309,8 @@ func (s *abapState) references(st []token) {
 		case "BADI":
 			s.badiVar(st, 2)
 		}
+	case "METHOD":
+		s.amdpUsing(st)
 	case "GET":
 		if word(st, 1) == "BADI" {
 			s.badiVar(st, 2)
@@ -309,9 +358,18 @@ func (s *abapState) references(st []token) {
 		}
 	case "INTERFACES":
 		if w := word(st, 1); w != "" {
-			s.class(Implement, w, st[1].line)
+			s.intf(Implement, w, st[1].line)
 		}
+	case "ALIASES":
+		if w := word(st, 3); word(st, 2) == "FOR" && strings.Contains(w, "~") {
+			s.intf(TypeUse, w[:strings.IndexByte(w, '~')], st[3].line)
+		}
+	case "ENDCLASS", "ENDINTERFACE":
+		s.inClass = false
 	case "CLASS", "INTERFACE":
+		if !has(st, "DEFERRED") && !has(st, "LOAD") {
+			s.inClass = true
+		}
 		for i := 2; i < len(st); i++ {
 			switch word(st, i) {
 			case "INHERITING":
@@ -390,8 +448,12 @@ func (s *abapState) references(st []token) {
 			s.add(Read, "BDEF", st[3].text, st[3].line) // RAP EML
 		}
 	case "INSERT", "UPDATE", "MODIFY", "DELETE":
-		if first == "MODIFY" && word(st, 1) == "ENTITIES" && word(st, 2) == "OF" && word(st, 3) != "" {
-			s.add(Write, "BDEF", st[3].text, st[3].line)
+		k := 1
+		if first == "MODIFY" && word(st, 1) == "AUGMENTING" {
+			k = 2 // MODIFY AUGMENTING ENTITIES OF: a behaviour pool's augmentation
+		}
+		if first == "MODIFY" && word(st, k) == "ENTITIES" && word(st, k+1) == "OF" && word(st, k+2) != "" {
+			s.add(Write, "BDEF", st[k+2].text, st[k+2].line)
 		}
 		s.write(st)
 	case "EXPORT", "IMPORT":
@@ -410,6 +472,24 @@ func (s *abapState) references(st []token) {
 	}
 	s.sqlReads(st)
 	s.generic(st)
+}
+
+// amdpUsing records the tables and views an AMDP method names in USING; its
+// other methods (class=>method) the generic scan records.
+func (s *abapState) amdpUsing(st []token) {
+	if !has(st, "DATABASE") {
+		return
+	}
+	for i := range st {
+		if word(st, i) != "USING" {
+			continue
+		}
+		for j := i + 1; word(st, j) != ""; j++ {
+			if n := st[j].text; !strings.Contains(n, "=>") {
+				s.add(Read, sqlSourceType(n), n, st[j].line)
+			}
+		}
+	}
 }
 
 func (s *abapState) badiVar(st []token, i int) {
@@ -450,28 +530,27 @@ func (s *abapState) typeClauses(st []token, first string) {
 			}
 			continue
 		}
+		if w == "FOR" && word(st, i+1) == "EVENT" && word(st, i+3) == "OF" && word(st, i+4) != "" {
+			s.class(TypeUse, st[i+4].text, st[i+4].line) // METHODS h FOR EVENT e OF c: the event's class
+			i += 4
+			continue
+		}
 		if w != "TYPE" && w != "LIKE" && w != "STRUCTURE" {
 			continue
 		}
 		if first == "SELECT-OPTIONS" && w != "TYPE" {
 			continue
 		}
-		j := i + 1
-		refTo := false
-		for {
-			n := word(st, j)
-			switch n {
-			case "STANDARD", "SORTED", "HASHED", "ANY", "INDEX", "TABLE", "RANGE", "LINE", "OF", "REFERENCE":
-				j++
-				continue
-			case "REF":
-				if word(st, j+1) == "TO" {
-					refTo = true
-					j += 2
-					continue
-				}
-			}
-			break
+		if n := word(st, i+1); n == "TYPE" || n == "LIKE" {
+			continue // a component or parameter named type or like: `type TYPE t`
+		}
+		if w == "STRUCTURE" && has(st, "ENUM") {
+			continue // BEGIN OF ENUM e STRUCTURE s: s is declared here
+		}
+		j, refTo, ok := s.typeOperand(st, i+1)
+		if !ok {
+			i = j
+			continue
 		}
 		target := word(st, j)
 		if target == "" || (j < len(st) && st[j].kind != tWord) {
@@ -496,16 +575,92 @@ func (s *abapState) typeClauses(st []token, first string) {
 		case strings.Contains(target, "=>"):
 			// class=>type: the generic scan records the class
 		case strings.Contains(target, "~"):
-			s.class(TypeUse, target[:strings.IndexByte(target, '~')], st[j].line)
+			s.intf(TypeUse, target[:strings.IndexByte(target, '~')], st[j].line)
+		case w == "LIKE" && s.fmInterface:
+			s.ddicType(target, st[j].line) // LIKE in a function module's interface names the DDIC
 		case w == "LIKE":
 			b := base(target)
-			if !s.data[b] && !s.tables[b] && !strings.HasPrefix(b, "<") && b != "SY" && b != "SYST" {
+			if !s.inClass && !s.data[b] && !s.tables[b] && !strings.HasPrefix(b, "<") && b != "SY" && b != "SYST" {
 				s.ddicType(target, st[j].line)
+			}
+		case w == "STRUCTURE":
+			// TABLES p STRUCTURE s / FIELD-SYMBOLS <f> STRUCTURE s: a flat structure, or a data object
+			if b := base(target); !s.data[b] && !s.tables[b] && !s.isLocalType(b) && !strings.HasPrefix(b, "<") {
+				s.add(TypeUse, "TABL", b, st[j].line)
 			}
 		default:
 			s.ddicType(target, st[j].line)
 		}
 		i = j
+	}
+}
+
+// rapKeywords are the words of a RAP derived type between FOR and the entity:
+// TYPE TABLE FOR ACTION IMPORT e~a, TYPE RESPONSE FOR FAILED EARLY e.
+var rapKeywords = setOf("CREATE", "UPDATE", "DELETE", "ACTION", "IMPORT", "RESULT", "READ", "LINK", "FAILED",
+	"MAPPED", "REPORTED", "EARLY", "LATE", "CHANGE", "KEY", "OF", "PERMISSIONS", "INSTANCE", "GLOBAL", "FEATURES",
+	"AUTHORIZATION", "LOCK", "DETERMINATION", "VALIDATION", "FUNCTION", "EVENT", "HIERARCHY", "FIELDS", "BY",
+	"ASSOCIATION", "SAVE", "MODIFY", "REQUEST", "EVALUATE", "INFORMATION", "NUMBERING", "DRAFT")
+
+// typeOperand skips the table and reference words after TYPE / LIKE and
+// returns the index of the named type. ok is false for generic types (`TYPE
+// any`, `TYPE STANDARD TABLE` without OF), whose next word is no type, and for
+// RAP derived types, which it records itself as a type use of their entity.
+func (s *abapState) typeOperand(st []token, j int) (int, bool, bool) {
+	refTo := false
+	for {
+		n := word(st, j)
+		switch n {
+		case "STANDARD", "SORTED", "HASHED", "INDEX", "ANY":
+			if word(st, j+1) == "TABLE" {
+				j++
+				continue
+			}
+			if n == "ANY" {
+				return j, false, false
+			}
+		case "TABLE", "STRUCTURE", "RESPONSE", "REQUEST":
+			if word(st, j+1) == "FOR" {
+				s.rapEntity(st, j+2)
+				return j + 1, false, false
+			}
+			if n == "TABLE" {
+				if word(st, j+1) != "OF" {
+					return j, false, false // TYPE [STANDARD] TABLE: generic
+				}
+				j += 2
+				continue
+			}
+		case "RANGE", "LINE":
+			if word(st, j+1) == "OF" {
+				j += 2
+				continue
+			}
+		case "REFERENCE":
+			j++
+			continue
+		case "REF":
+			if word(st, j+1) == "TO" {
+				refTo = true
+				j += 2
+				continue
+			}
+		}
+		return j, refTo, true
+	}
+}
+
+// rapEntity records the entity of a RAP derived type as a type use of the CDS entity.
+func (s *abapState) rapEntity(st []token, j int) {
+	for rapKeywords[word(st, j)] {
+		j++
+	}
+	n := word(st, j)
+	if k := strings.IndexAny(n, "~\\"); k >= 0 {
+		n = n[:k]
+	}
+	if n != "" && !s.isLocalType(n) {
+		s.add(TypeUse, "DDLS", n, st[j].line)
 	}
 }
 
@@ -569,7 +724,7 @@ func (s *abapState) write(st []token) {
 		}
 	case "MODIFY":
 		switch word(st, 1) {
-		case "SCREEN", "LINE", "CURRENT", "TABLE", "ENTITIES", "ENTITY", "REPORT", "":
+		case "SCREEN", "LINE", "CURRENT", "TABLE", "ENTITIES", "ENTITY", "AUGMENTING", "REPORT", "":
 			return
 		}
 		if has(st, "INDEX") || has(st, "TRANSPORTING") || has(st, "ASSIGNING") || has(st, "USING") {

@@ -86,11 +86,13 @@ func CDS(src string) []Ref {
 		if w == "" || self[w] || strings.HasPrefix(w, "$") {
 			return
 		}
-		typ := sqlSourceType(w)
-		if kind == Association {
-			typ = "DDLS"
+		c.add(kind, sqlSourceType(w), w, toks[j].line)
+	}
+	// cdsTarget is a composition child or redirection target: always a CDS entity.
+	cdsTarget := func(j int) {
+		if w := word(toks, j); w != "" && !self[w] && !strings.HasPrefix(w, "$") {
+			c.add(Association, "DDLS", w, toks[j].line)
 		}
-		c.add(kind, typ, w, toks[j].line)
 	}
 	for i := 0; i < len(toks); i++ {
 		switch word(toks, i) {
@@ -98,6 +100,14 @@ func CDS(src string) []Ref {
 			j := i + 1
 			for punct(toks, j, "(") {
 				j++
+			}
+			if word(toks, i-1) == "CONDITIONS" {
+				if word(toks, j) == "SUPER" {
+					continue // DCL: inheriting conditions from super (the extended role)
+				}
+				if word(toks, j) == "ENTITY" {
+					j++ // DCL: inheriting conditions from entity E
+				}
 			}
 			source(Read, j)
 		case "ON":
@@ -130,7 +140,11 @@ func CDS(src string) []Ref {
 				}
 				break
 			}
-			source(Association, j)
+			if word(toks, i) == "COMPOSITION" {
+				cdsTarget(j)
+			} else {
+				source(Association, j) // an association may point to a table: typed like a data source
+			}
 		case "REDIRECTED":
 			// projections: redirected to [parent | composition child] T
 			j := i + 1
@@ -143,7 +157,7 @@ func CDS(src string) []Ref {
 				break
 			}
 			if j > i+1 {
-				source(Association, j)
+				cdsTarget(j)
 			}
 		case "EXTEND":
 			j := i + 1
@@ -153,6 +167,8 @@ func CDS(src string) []Ref {
 			if w := word(toks, j); w != "" && j > i+1 {
 				c.add(Extend, "DDLS", w, toks[j].line)
 			}
+		case "CAST":
+			castType(&c, toks, i)
 		case "IMPLEMENTED":
 			if word(toks, i+1) == "BY" && word(toks, i+2) == "METHOD" && word(toks, i+3) != "" {
 				c.add(Call, classType(toks[i+3].text), toks[i+3].text, toks[i+3].line)
@@ -160,4 +176,29 @@ func CDS(src string) []Ref {
 		}
 	}
 	return c.refs
+}
+
+// castType records the data element of `cast( x as dtel [preserving type] )`;
+// built-in types (abap.char( 10 )) are no reference.
+func castType(c *collector, toks []token, i int) {
+	if !punct(toks, i+1, "(") {
+		return
+	}
+	depth, as := 0, -1
+	for j := i + 1; j < len(toks); j++ {
+		switch {
+		case punct(toks, j, "("):
+			depth++
+		case punct(toks, j, ")"):
+			depth--
+		case depth == 1 && word(toks, j) == "AS":
+			as = j
+		}
+		if depth == 0 {
+			break
+		}
+	}
+	if n := word(toks, as+1); as > 0 && n != "" && !punct(toks, as+2, ".") {
+		c.add(TypeUse, "DTEL", n, toks[as+1].line)
+	}
 }

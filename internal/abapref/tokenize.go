@@ -135,11 +135,52 @@ func tokenize(src string) []token {
 		for j < n && !isDelim(src[j]) {
 			j++
 		}
+		if j-i > 2 && src[i] == '#' && src[i+1] == '#' {
+			i = j // a pragma (##NEEDED) is no code; dropped, it cannot hide the statement after it
+			continue
+		}
 		toks = append(toks, token{kind: tWord, text: strings.ToUpper(src[i:j]), line: line, space: space})
 		i = j
 		space = false
 	}
 	return toks
+}
+
+// dropAMDPBodies removes the SQLScript of AMDP methods (`METHOD m BY DATABASE
+// PROCEDURE … USING t.` up to ENDMETHOD): it is no ABAP, and its `FROM dummy`
+// or `:var` are no references. The METHOD statement itself, with its USING
+// list, stays.
+func dropAMDPBodies(toks []token) []token {
+	out := toks[:0:0]
+	start := true // at a statement start
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		out = append(out, t)
+		if !(start && t.kind == tWord && t.text == "METHOD") {
+			start = t.kind == tPunct && t.text == "."
+			continue
+		}
+		start = false
+		amdp := false
+		for i+1 < len(toks) {
+			i++
+			out = append(out, toks[i])
+			if toks[i].kind == tPunct && toks[i].text == "." {
+				break
+			}
+			if toks[i].kind == tWord && toks[i].text == "DATABASE" && toks[i-1].kind == tWord && toks[i-1].text == "BY" {
+				amdp = true
+			}
+		}
+		start = true
+		if !amdp {
+			continue
+		}
+		for i+1 < len(toks) && !(toks[i+1].kind == tWord && toks[i+1].text == "ENDMETHOD") {
+			i++
+		}
+	}
+	return out
 }
 
 // statements splits tokens at periods and expands chained statements

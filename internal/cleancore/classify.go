@@ -167,10 +167,15 @@ func (c *Classifier) Reason(u Usage) (Reason, bool) {
 		return Reason{}, false
 	}
 	u = normalize(u)
+	var builtinWhy string
+	i, ok := c.repo.find(u.Type, u.Name)
+	if !ok {
+		u, builtinWhy = c.resolve(u)
+		i, ok = c.repo.find(u.Type, u.Name)
+	}
 	r := Reason{Usage: u}
-	var e *entry
-	if i, ok := c.repo.find(u.Type, u.Name); ok {
-		e = &c.repo.entries[i]
+	if ok {
+		e := &c.repo.entries[i]
 		r.State, r.Deprecated, r.Successors, r.SuccessorConcept = e.state, e.deprecated, e.successors, e.concept
 	}
 	switch {
@@ -180,10 +185,61 @@ func (c *Classifier) Reason(u Usage) (Reason, bool) {
 		r.Level, r.Why = LevelD, "writes to an SAP object"
 	case u.Kind == KindEnhancement && !explicitEnhancement(u.Type):
 		r.Level, r.Why = LevelD, "implicit enhancement of an SAP object"
+	case builtinWhy != "":
+		r.State, r.Level, r.Why = StateReleased, LevelA, builtinWhy
 	default:
 		r.Level, r.Why = levelOf(r.State, r.Deprecated)
 	}
 	return r, true
+}
+
+// alternatives are the TADIR types a reference of one type may really have
+// when the type came from source alone: a bare TYPE is a data element,
+// structure, table type or CDS entity; a table and a CDS view are both data
+// sources and association targets; a class and an interface look alike.
+var alternatives = map[string][]string{
+	"TYPE": {"DTEL", "TABL", "TTYP", "DDLS", "VIEW"},
+	"DTEL": {"TABL", "TTYP", "DDLS"},
+	"TTYP": {"DTEL", "TABL", "DDLS"},
+	"TABL": {"DDLS", "VIEW"},
+	"DDLS": {"TABL", "VIEW"},
+	"VIEW": {"DDLS", "TABL"},
+	"CLAS": {"INTF"},
+	"INTF": {"CLAS"},
+}
+
+// builtinReleased are objects every ABAP Cloud program may use that the
+// Cloudification Repository does not list: the system fields (sy-, structure
+// SYST) are part of the language.
+var builtinReleased = map[Object]string{
+	{Type: "TABL", Name: "SYST"}: "system fields (sy-): part of the ABAP language",
+	{Type: "TABL", Name: "SY"}:   "system fields (sy-): part of the ABAP language",
+}
+
+// resolve finds the repository entry of a usage the exact (type, name) misses,
+// the way the repository is keyed: first the other TADIR types the name may
+// have, then the type group of a type-group type (ABAP_BOOL is a type of type
+// group ABAP: type-group types carry their group's name as prefix). A usage
+// found nowhere is returned unchanged. why is set for built-in released objects.
+func (c *Classifier) resolve(u Usage) (Usage, string) {
+	if why, ok := builtinReleased[Object{Type: u.Type, Name: u.Name}]; ok {
+		return u, why
+	}
+	for _, t := range alternatives[u.Type] {
+		if _, ok := c.repo.find(t, u.Name); ok {
+			u.Type = t
+			return u, ""
+		}
+	}
+	switch u.Type {
+	case "TYPE", "DTEL", "TTYP":
+		if k := strings.IndexByte(u.Name, '_'); k > 0 {
+			if _, ok := c.repo.find("TYPE", u.Name[:k]); ok {
+				u.Type, u.Name = "TYPE", u.Name[:k]
+			}
+		}
+	}
+	return u, ""
 }
 
 // normalize upper-cases and trims a usage; it allocates only when needed.
@@ -278,11 +334,15 @@ func (c *Classifier) ConversionReadiness(usages []Usage) []ConversionItem {
 		if c.IsCustom(u.Name) {
 			continue
 		}
-		typ := objectType(strings.ToUpper(strings.TrimSpace(u.Type)))
-		i, ok := c.repo.find(typ, strings.TrimSpace(u.Name))
+		u = normalize(u)
+		i, ok := c.repo.find(u.Type, u.Name)
 		if !ok {
-			continue
+			u, _ = c.resolve(u)
+			if i, ok = c.repo.find(u.Type, u.Name); !ok {
+				continue
+			}
 		}
+		typ := objectType(u.Type)
 		e := &c.repo.entries[i]
 		if !e.deprecated && e.state != StateDeprecated && len(e.successors) == 0 && e.concept == "" {
 			continue
@@ -290,7 +350,7 @@ func (c *Classifier) ConversionReadiness(usages []Usage) []ConversionItem {
 		if e.state == StateReleased && !e.deprecated {
 			continue // released and current: nothing to convert
 		}
-		o := Object{Type: typ, Name: strings.ToUpper(strings.TrimSpace(u.Name))}
+		o := Object{Type: typ, Name: u.Name}
 		if _, dup := seen[o]; dup {
 			continue
 		}

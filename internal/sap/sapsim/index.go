@@ -418,6 +418,9 @@ func (s *System) relationships(o *object) []map[string]any {
 // resolveType gives a reference the TADIR type the system knows for it: abapref cannot tell a
 // data element from a structure ("TYPE"), the DDIC can.
 func (s *System) resolveType(typ, name string) string {
+	if alts, ok := sourceAlternatives[typ]; ok {
+		return s.resolveByObject(typ, name, alts)
+	}
 	if typ != "TYPE" {
 		return typ
 	}
@@ -442,14 +445,63 @@ func (s *System) resolveType(typ, name string) string {
 	if i, ok := s.gen.customIndex("", name); ok {
 		return s.gen.customType(i)
 	}
+	if _, ok := s.objects["DDLS/"+name]; ok {
+		return "DDLS" // a CDS entity used as a type
+	}
 	if repo := cleanCoreRepository(); repo != nil {
-		for _, t := range []string{"TABL", "DTEL", "TTYP"} {
+		for _, t := range []string{"TABL", "DTEL", "TTYP", "DDLS"} {
 			if _, ok := repo.Lookup(t, name); ok {
 				return t
 			}
 		}
 	}
 	return typ
+}
+
+// sourceAlternatives are the TADIR types a reference typed from source alone
+// (by naming rules) may really have: a data source or association target is a
+// table or a CDS entity, a class-like name a class or an interface.
+var sourceAlternatives = map[string][]string{
+	"TABL": {"DDLS"},
+	"DDLS": {"TABL"},
+	"CLAS": {"INTF"},
+	"INTF": {"CLAS"},
+}
+
+// resolveByObject keeps typ when an object of that type exists (loaded,
+// generated or in the Cloudification Repository) and takes the other type of
+// the family when only that exists; a name known nowhere keeps typ.
+func (s *System) resolveByObject(typ, name string, alts []string) string {
+	for _, t := range append([]string{typ}, alts...) {
+		if s.knows(t, name) {
+			return t
+		}
+	}
+	return typ
+}
+
+// knows reports whether the system has an object of this type and name.
+func (s *System) knows(typ, name string) bool {
+	if _, ok := s.objects[typ+"/"+name]; ok {
+		return true
+	}
+	if typ == "TABL" {
+		if t, ok := s.tables[name]; ok && t != nil {
+			return true
+		}
+	}
+	if _, ok := s.gen.stdIndex(typ, name); ok {
+		return true
+	}
+	if _, ok := s.gen.customIndex(typ, name); ok {
+		return true
+	}
+	if repo := cleanCoreRepository(); repo != nil {
+		if _, ok := repo.Lookup(typ, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // isCustomName says whether a name is in the customer namespace.
