@@ -53,7 +53,7 @@ func (w *syncWaiter) failed(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() != nil || !retryable(err) {
 		return err
 	}
-	attempt := activity.GetInfo(ctx).Attempt
+	attempt := attemptOf(ctx)
 	reason := waitingReason(err)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
@@ -81,8 +81,8 @@ func dueSignal(since, now time.Time, every time.Duration) bool {
 // resumed clears the wait after a call to the connector answered, once per attempt that
 // follows a failed one.
 func (w *syncWaiter) resumed(ctx context.Context) {
-	if w.checked || activity.GetInfo(ctx).Attempt <= 1 {
-		return
+	if w.checked || (activity.IsActivity(ctx) && attemptOf(ctx) <= 1) {
+		return // a first attempt follows no failure of this phase
 	}
 	w.checked = true // later pages of this attempt need not ask again
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -98,13 +98,21 @@ func (w *syncWaiter) resumed(ctx context.Context) {
 
 // signal tells the workflow; a failure only costs the Temporal UI's line, never the run.
 func (w *syncWaiter) signal(ctx context.Context, sw workflows.SyncWaiting) {
-	if w.a.Temporal == nil {
+	if w.a.Temporal == nil || !activity.IsActivity(ctx) {
 		return
 	}
 	info := activity.GetInfo(ctx)
 	if err := w.a.Temporal.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, workflows.SignalSyncWaiting, sw); err != nil {
 		w.a.Log.Warn("sync waiting state not signalled", "run_id", w.runID, "error", err)
 	}
+}
+
+// attemptOf is the activity's attempt (1 when called outside an activity, as tests do).
+func attemptOf(ctx context.Context) int32 {
+	if !activity.IsActivity(ctx) {
+		return 1
+	}
+	return activity.GetInfo(ctx).Attempt
 }
 
 // retryable: Temporal retries every error but the non-retryable application errors.
