@@ -206,7 +206,9 @@ func (s *syncRun) followWaiting(ctx workflow.Context) {
 	ch := workflow.GetSignalChannel(ctx, SignalSyncWaiting)
 	for {
 		var w SyncWaiting
-		ch.Receive(ctx, &w)
+		if !ch.Receive(ctx, &w) {
+			return
+		}
 		if s.st.Status != SyncRunning {
 			continue
 		}
