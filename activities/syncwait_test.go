@@ -92,3 +92,18 @@ func TestWaitingReasonIsSafeToShow(t *testing.T) {
 	assert.True(t, strings.HasSuffix(got, "…"))
 	assert.True(t, strings.HasPrefix(long, strings.TrimSuffix(got, "…")), "cut at a character boundary")
 }
+
+// Attempts come at most about 11 s apart: each minute of a long wait signals the workflow at
+// least once and at most twice, so its history grows by a few events a minute at most.
+func TestWaitingSignalsAFewTimesAMinute(t *testing.T) {
+	since := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	perMinute := map[int]int{}
+	for at := 4 * time.Second; at < 30*time.Minute; at += 11 * time.Second {
+		if dueSignal(since, since.Add(at), time.Minute) {
+			perMinute[int(at/time.Minute)]++
+		}
+	}
+	for m := range 30 {
+		assert.True(t, perMinute[m] >= 1 && perMinute[m] <= 2, "minute %d: %d signals", m, perMinute[m])
+	}
+}
