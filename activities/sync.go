@@ -174,11 +174,17 @@ func (a *Activities) ProbeChanges(ctx context.Context, in workflows.ProbeInput) 
 		return workflows.ProbeResult{}, err
 	}
 	defer heartbeatEvery(ctx, syncHeartbeatEvery)()
+	mode := sapindex.ModeDelta
+	if in.Full {
+		mode = sapindex.ModeFull
+	}
+	wait := a.syncWaiter(runID, in.WorkspaceID, in.ConnectionID, mode, workflows.StepProbe)
 	if in.Full {
 		var info sap.SystemInfo
 		if err := callConnector(ctx, api, sap.EndpointSystemInfo, struct{}{}, &info); err != nil {
-			return workflows.ProbeResult{}, connectorError("system info", err)
+			return workflows.ProbeResult{}, wait.failed(ctx, connectorError("system info", err))
 		}
+		wait.resumed(ctx)
 		return workflows.ProbeResult{LatestSeq: info.ChangeSeq}, nil
 	}
 	res := workflows.ProbeResult{LatestSeq: in.AfterSeq}
@@ -186,8 +192,9 @@ func (a *Activities) ProbeChanges(ctx context.Context, in workflows.ProbeInput) 
 	for {
 		var page sap.ProbeChangesResponse
 		if err := callConnector(ctx, api, sap.EndpointProbeChanges, sap.ProbeChangesRequest{AfterSeq: after, Limit: syncPageSize}, &page); err != nil {
-			return res, connectorError("probe changes", err)
+			return res, wait.failed(ctx, connectorError("probe changes", err))
 		}
+		wait.resumed(ctx)
 		if len(page.Changes) > 0 && page.More && page.Changes[len(page.Changes)-1].Seq <= after {
 			return res, poisoned("probe changes", "the connector's change log did not move past the position asked for (a loop)")
 		}
@@ -309,16 +316,19 @@ func (a *Activities) IndexPhase(ctx context.Context, in workflows.PhaseInput) (w
 	hb.set(state.Cursor, state.Items, 0)
 	target := sapindex.Target{RunID: runID, WorkspaceID: ws, ConnectionID: conn, Generation: in.Generation, Phase: in.Phase}
 	seen := map[string]bool{state.Cursor: true} // this attempt's cursors: a repeat is a loop
+	wait := a.syncWaiter(runID, in.WorkspaceID, in.ConnectionID, in.Mode, in.Phase)
 	for !state.Done {
 		var page sap.IndexPage
 		req := sap.IndexRequest{Cursor: state.Cursor, Limit: syncPageSize, AfterSeq: in.AfterSeq}
 		if err := callConnector(ctx, api, sapindex.Endpoint(in.Phase), req, &page); err != nil {
 			var se *sap.Error
 			if errors.As(err, &se) && se.Code == sap.ErrNotSupported {
+				wait.resumed(ctx)
 				return workflows.PhaseResult{Skipped: se.Message}, nil
 			}
-			return workflows.PhaseResult{Items: state.Items}, connectorError("index "+in.Phase, err)
+			return workflows.PhaseResult{Items: state.Items}, wait.failed(ctx, connectorError("index "+in.Phase, err))
 		}
+		wait.resumed(ctx)
 		if err := a.checkPage(in.Phase, state, page, seen); err != nil {
 			return workflows.PhaseResult{Items: state.Items}, err
 		}

@@ -37,9 +37,20 @@ type pageCounter struct {
 	// after serving stopAfter pages, stop is called (0: never)
 	stopAfter int
 	stop      func()
+	// down answers every call 503, as a connector whose SAP system is away.
+	down bool
 }
 
 func (p *pageCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	down := p.down
+	p.mu.Unlock()
+	if down {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(sap.ErrorBody{Error: sap.ErrorDetail{Code: sap.ErrSystemUnavailable,
+			Message: "SAP system ECC is down\tfor maintenance (key " + r.Header.Get(sap.HeaderConnectorKey) + ")"}})
+		return
+	}
 	if !strings.Contains(r.URL.Path, "/index/") {
 		p.next.ServeHTTP(w, r)
 		return

@@ -21,7 +21,19 @@ const (
 	SyncScheduledWorkflowName = "SAPSyncScheduled"
 	// QuerySyncProgress answers the run's SyncStatus (the Temporal UI's query tab).
 	QuerySyncProgress = "progress"
+	// SignalSyncWaiting is how a phase activity tells the run that the connector fails and it
+	// is retried (SyncWaiting), or that pages arrive again (Attempt 0).
+	SignalSyncWaiting = "sync_waiting"
 )
+
+// SyncWaiting is what a run waits for while the connector fails: the connector's failure
+// (safe to show), the phase retried, the attempt that failed last and when waiting began.
+type SyncWaiting struct {
+	Reason  string    `json:"reason"`
+	Phase   string    `json:"phase"`
+	Attempt int32     `json:"attempt"`
+	Since   time.Time `json:"since"`
+}
 
 // SyncWorkflowID is the ID every sync of a connection runs under.
 func SyncWorkflowID(connectionID string) string { return "sync/" + connectionID }
@@ -121,6 +133,7 @@ type SyncStatus struct {
 	Generation   int64         `json:"generation"`
 	Changes      int64         `json:"changes"`
 	Error        string        `json:"error,omitempty"`
+	Waiting      *SyncWaiting  `json:"waiting,omitempty"`
 }
 
 // FinishInput ends a run: switch (full) or merge (delta) the built generation, count, record.
@@ -174,6 +187,7 @@ func SAPSync(ctx workflow.Context, in SyncInput) (SyncStatus, error) {
 	}
 	st.RunID, st.Mode, st.Generation = start.RunID, start.Mode, start.Build
 	s := syncRun{ctx: ctx, actx: actx, in: in, start: start, st: &st}
+	workflow.Go(ctx, s.followWaiting)
 	err = s.run()
 	return s.finish(err)
 }
@@ -186,7 +200,32 @@ type syncRun struct {
 	latestSeq int64
 }
 
+// followWaiting keeps the run's waiting state from its activities' signals. Receiving a
+// signal is no command, so histories recorded before this replay unchanged.
+func (s *syncRun) followWaiting(ctx workflow.Context) {
+	ch := workflow.GetSignalChannel(ctx, SignalSyncWaiting)
+	for {
+		var w SyncWaiting
+		if !ch.Receive(ctx, &w) {
+			return
+		}
+		if s.st.Status != SyncRunning {
+			continue
+		}
+		if w.Attempt == 0 {
+			s.st.Waiting = nil
+		} else {
+			s.st.Waiting = &w
+		}
+		s.details()
+	}
+}
+
 func (s *syncRun) details() {
+	if w := s.st.Waiting; w != nil && s.st.Status == SyncRunning {
+		workflow.SetCurrentDetails(s.ctx, fmt.Sprintf("**%s** sync of connection %s: %s — %s", s.st.Mode, s.in.ConnectionID, s.st.Phase, WaitingLine(*w)))
+		return
+	}
 	done := 0
 	for _, p := range s.st.Phases {
 		if p.Status == "done" || p.Status == "skipped" {
@@ -229,6 +268,7 @@ func (s *syncRun) step(i int, fn func() (PhaseResult, error)) error {
 	s.details()
 	began := workflow.Now(s.ctx)
 	res, err := fn()
+	s.st.Waiting = nil // the phase ended: whatever it waited for is over
 	p.MS = workflow.Now(s.ctx).Sub(began).Milliseconds()
 	if err != nil {
 		p.Status = "failed"
@@ -281,6 +321,11 @@ func (s *syncRun) run() error {
 		}
 	}
 	return nil
+}
+
+// WaitingLine is how a wait reads to a person: the Temporal UI's details show it.
+func WaitingLine(w SyncWaiting) string {
+	return fmt.Sprintf("waiting for SAP: %s, attempt %d, since %s", w.Reason, w.Attempt, w.Since.UTC().Format(time.RFC3339))
 }
 
 var errNothingChanged = errors.New("nothing changed since the last sync")

@@ -10,8 +10,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -420,4 +422,53 @@ func TestEnrichOnlyRunsOnlyTheEnrichmentSteps(t *testing.T) {
 	assert.Equal(t, []string{"clean_core:done", "docs:done", "embeddings:done", "switch:done"}, phaseNames(st.Phases))
 	require.Len(t, f.finishes, 1)
 	assert.Equal(t, int64(40), f.finishes[0].LatestSeq, "the change-log position is kept")
+}
+
+// An activity's waiting signal shows in the progress query and the Temporal UI's details
+// ("waiting for SAP: …, attempt N, since …"); the phase's end clears it.
+func TestWaitingSignalShowsInTheProgressAndTheDetails(t *testing.T) {
+	f := newSyncFakes("ECC", "full")
+	env := syncEnv(f)
+	since := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	var during SyncStatus
+	var details string
+	var queryErr error
+	f.during["relationships"] = func(context.Context) error {
+		env.SignalWorkflow(SignalSyncWaiting, SyncWaiting{Reason: "SYSTEM_UNAVAILABLE: the connector is unreachable", Phase: "relationships", Attempt: 4, Since: since})
+		var err error
+		for i := 0; i < 100 && err == nil && during.Waiting == nil; i++ { // the signal is delivered on the workflow's own loop
+			time.Sleep(10 * time.Millisecond)
+			var v converter.EncodedValue
+			if v, err = env.QueryWorkflow(QuerySyncProgress); err == nil {
+				err = v.Get(&during)
+			}
+		}
+		if err == nil {
+			details, err = currentDetails(env)
+		}
+		queryErr = err
+		return nil
+	}
+	env.ExecuteWorkflow(SAPSync, syncInput("full"))
+	st := syncResult(t, env)
+	require.NoError(t, queryErr)
+	require.NotNil(t, during.Waiting, "the query shows the wait")
+	assert.Equal(t, int32(4), during.Waiting.Attempt)
+	assert.Equal(t, "relationships", during.Waiting.Phase)
+	assert.Contains(t, details, "waiting for SAP: SYSTEM_UNAVAILABLE: the connector is unreachable, attempt 4, since 2026-11-27T10:00:00Z")
+	assert.Nil(t, st.Waiting, "the phase's end cleared the wait")
+	assert.Equal(t, SyncSucceeded, st.Status)
+}
+
+// currentDetails reads what the Temporal UI shows as the workflow's current details.
+func currentDetails(env *testsuite.TestWorkflowEnvironment) (string, error) {
+	v, err := env.QueryWorkflow("__temporal_workflow_metadata")
+	if err != nil {
+		return "", err
+	}
+	var md sdkpb.WorkflowMetadata
+	if err := v.Get(&md); err != nil {
+		return "", err
+	}
+	return md.GetCurrentDetails(), nil
 }

@@ -29,6 +29,17 @@ type Target struct {
 	SAPPassword  string
 }
 
+// redact removes the target's secrets from text a connector sent: a connector that echoes
+// the request's key or password in its error must not put them into logs, histories or runs.
+func (t Target) redact(text string) string {
+	for _, secret := range []string{t.ConnectorKey, t.SAPPassword} {
+		if len(secret) >= 4 {
+			text = strings.ReplaceAll(text, secret, "[redacted]")
+		}
+	}
+	return text
+}
+
 // Client calls remote connectors through the URL guard.
 type Client struct {
 	guard Guard
@@ -170,6 +181,8 @@ func (c *Client) Call(ctx context.Context, t Target, endpoint string, req, resp 
 	if res.StatusCode != http.StatusOK {
 		var eb ErrorBody
 		if json.Unmarshal(raw, &eb) == nil && eb.Error.Code != "" {
+			eb.Error.Message = t.redact(eb.Error.Message)
+			eb.Error.Exception = t.redact(eb.Error.Exception)
 			return &Error{Status: res.StatusCode, ErrorDetail: eb.Error}
 		}
 		return &Error{Status: res.StatusCode, ErrorDetail: ErrorDetail{Code: statusCode(res.StatusCode),

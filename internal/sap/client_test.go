@@ -159,3 +159,22 @@ func TestClientNamesUnusableAnswers(t *testing.T) {
 	}
 	assert.NoError(t, call("in-string"))
 }
+
+// A connector that echoes the request's key or password in its error does not put them into
+// the error the caller logs, records in Temporal and shows on a waiting sync run.
+func TestClientRedactsSecretsAConnectorEchoes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(ErrorBody{Error: ErrorDetail{Code: ErrSystemUnavailable,
+			Message:   "down; key " + r.Header.Get(HeaderConnectorKey) + " password " + r.Header.Get(HeaderSAPPassword),
+			Exception: "CX_" + r.Header.Get(HeaderConnectorKey)}})
+	}))
+	defer srv.Close()
+	err := NewClient(Guard{}, 5*time.Second).Call(context.Background(), Target{URL: srv.URL, ConnectorKey: "sim-ecc-key", SAPUser: "DEV", SAPPassword: "s3cret!"},
+		EndpointSystemInfo, struct{}{}, nil)
+	var se *Error
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "down; key [redacted] password [redacted]", se.Message)
+	assert.NotContains(t, err.Error(), "sim-ecc-key")
+	assert.NotContains(t, err.Error(), "s3cret!")
+}

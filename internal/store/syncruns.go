@@ -28,17 +28,36 @@ type SyncRun struct {
 	StartedAt     time.Time       `json:"started_at"`
 	FinishedAt    *time.Time      `json:"finished_at"`
 	DurationMS    *int64          `json:"duration_ms"`
+	// Waiting is set while the connector fails and the run's phase is retried (nil otherwise).
+	Waiting *SyncWaiting `json:"waiting"`
+}
+
+// SyncWaiting is what a running sync waits for: the connector's failure (safe to show: no
+// secret, truncated), the phase retried, the attempt that failed last and when waiting began.
+type SyncWaiting struct {
+	Reason  string    `json:"reason"`
+	Phase   string    `json:"phase"`
+	Attempt int32     `json:"attempt"`
+	Since   time.Time `json:"since"`
 }
 
 const syncRunColumns = `id, workspace_id, connection_id, workflow_id, workflow_run_id, mode, trigger, status, requested_by,
-	generation, phases, counts, error, started_at, finished_at`
+	generation, phases, counts, error, started_at, finished_at, waiting`
 
 func scanSyncRun(r pgx.Row) (SyncRun, error) {
 	var run SyncRun
+	var waiting []byte
 	err := r.Scan(&run.ID, &run.WorkspaceID, &run.ConnectionID, &run.WorkflowID, &run.WorkflowRunID, &run.Mode, &run.Trigger, &run.Status,
-		&run.RequestedBy, &run.Generation, &run.Phases, &run.Counts, &run.Error, &run.StartedAt, &run.FinishedAt)
+		&run.RequestedBy, &run.Generation, &run.Phases, &run.Counts, &run.Error, &run.StartedAt, &run.FinishedAt, &waiting)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return run, ErrNotFound
+	}
+	if len(waiting) > 0 && string(waiting) != "null" {
+		var w SyncWaiting
+		if json.Unmarshal(waiting, &w) == nil {
+			w.Since = w.Since.UTC()
+			run.Waiting = &w
+		}
 	}
 	run.StartedAt = run.StartedAt.UTC()
 	if run.FinishedAt != nil {
@@ -120,7 +139,7 @@ func (s *Store) FinishSyncRun(ctx context.Context, runID uuid.UUID, status, errT
 	var run SyncRun
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		var err error
-		run, err = scanSyncRun(tx.QueryRow(ctx, `UPDATE sap_sync_runs SET status = $2, error = $3, phases = $4, counts = $5, finished_at = now()
+		run, err = scanSyncRun(tx.QueryRow(ctx, `UPDATE sap_sync_runs SET status = $2, error = $3, phases = $4, counts = $5, finished_at = now(), waiting = NULL
 			WHERE id = $1 AND finished_at IS NULL RETURNING `+syncRunColumns, runID, status, errText, ph, co))
 		if errors.Is(err, ErrNotFound) {
 			run, err = scanSyncRun(tx.QueryRow(ctx, `SELECT `+syncRunColumns+` FROM sap_sync_runs WHERE id = $1`, runID))
@@ -135,6 +154,32 @@ func (s *Store) FinishSyncRun(ctx context.Context, runID uuid.UUID, status, errT
 		return err
 	})
 	return run, err
+}
+
+// SetSyncRunWaiting records that a running run waits for the connector. Since stays the
+// moment the wait began while the same wait goes on; a finished run is not changed.
+// ErrNotFound: no running run of that ID.
+func (s *Store) SetSyncRunWaiting(ctx context.Context, runID uuid.UUID, reason, phase string, attempt int32) (SyncWaiting, error) {
+	var raw []byte
+	err := s.Pool.QueryRow(ctx, `UPDATE sap_sync_runs SET waiting = jsonb_build_object('reason', $2::text, 'phase', $3::text, 'attempt', $4::int,
+			'since', CASE WHEN waiting->>'phase' = $3 THEN waiting->'since' ELSE to_jsonb(now()) END)
+		WHERE id = $1 AND finished_at IS NULL RETURNING waiting`, runID, reason, phase, attempt).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return SyncWaiting{}, ErrNotFound
+	}
+	if err != nil {
+		return SyncWaiting{}, err
+	}
+	var w SyncWaiting
+	err = json.Unmarshal(raw, &w)
+	w.Since = w.Since.UTC()
+	return w, err
+}
+
+// ClearSyncRunWaiting ends a run's wait; it reports whether the run was waiting.
+func (s *Store) ClearSyncRunWaiting(ctx context.Context, runID uuid.UUID) (bool, error) {
+	tag, err := s.Pool.Exec(ctx, `UPDATE sap_sync_runs SET waiting = NULL WHERE id = $1 AND waiting IS NOT NULL`, runID)
+	return tag.RowsAffected() > 0, err
 }
 
 // RecordSkippedSyncRun records a scheduled run that did not start.

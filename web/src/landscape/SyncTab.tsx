@@ -6,7 +6,7 @@ import { api, ApiError } from '../api/client'
 import { Button, Card, ErrorBanner } from '../ui/controls'
 import { useLandscape } from './context'
 import { landscapePaths, query } from './paths'
-import { fromStoredProgress, phaseLabel, type LiveRun } from './progress'
+import { fromStoredProgress, phaseLabel, waitingText, withStoredWaiting, type LiveRun } from './progress'
 import { captionClass, formatDuration, formatTime, ListState, LoadMore, StatusBadge, tableClass, tdClass, thClass, useCursorList } from './shared'
 import { SyncProgress } from './SyncProgress'
 import type { IndexStatus, Schedule, SyncRun } from './types'
@@ -26,13 +26,14 @@ function useRunningRun(ix: IndexStatus): LiveRun | null {
   const { runs } = useLandscape()
   const live = Object.values(runs).filter((r) => r.connectionId === ix.connection_id)
   const running = live.find((r) => r.status === 'running')
-  if (running) return running
+  if (running) return withStoredWaiting(running, ix.last_run)
   // A run that ended over the socket is over even while GET /index still says syncing.
   const stored = fromStoredProgress(ix.connection_id, ix.index?.progress)
   if (ix.status === 'syncing' && ix.last_run?.status === 'running') {
     const runId = ix.last_run.id
     if (live.some((r) => r.runId === runId && r.status !== 'running')) return null
-    return stored && stored.runId === runId ? stored : { runId, connectionId: ix.connection_id, mode: ix.last_run.mode, phase: '', done: 0, total: 0, status: 'running' }
+    const run: LiveRun = stored && stored.runId === runId ? stored : { runId, connectionId: ix.connection_id, mode: ix.last_run.mode, phase: '', done: 0, total: 0, status: 'running' }
+    return withStoredWaiting(run, ix.last_run)
   }
   return null
 }
@@ -172,6 +173,7 @@ function RunsSection() {
               {list.items.map((r) => {
                 const lr = live[r.id]
                 const status = lr && lr.status !== 'running' ? lr.status : r.status
+                const waiting = status === 'running' ? (lr ? withStoredWaiting(lr, r).waiting : r.waiting) : null
                 return (
                   <tr key={r.id}>
                     <td className={tdClass}>{formatTime(r.started_at)}</td>
@@ -182,6 +184,7 @@ function RunsSection() {
                     <td className={tdClass}>{formatDuration(r.duration_ms ?? (r.finished_at ? Date.parse(r.finished_at) - Date.parse(r.started_at) : null))}</td>
                     <td className={tdClass}>
                       {status === 'running' && lr && <span className="text-xs">{phaseLabel(lr.phase)}: {lr.done.toLocaleString()}{lr.total ? ` / ${lr.total.toLocaleString()}` : ''}</span>}
+                      {waiting && <span className="block text-xs text-amber-900">{waitingText(waiting, formatTime)}</span>}
                       {(lr?.error || r.error) && <span className="text-xs text-red-800">{lr?.error || r.error}</span>}
                       {status === 'running' && isAdmin && (
                         <Button variant="ghost" className="ml-2" onClick={() => cancel(r.id)} aria-label={`Cancel run started ${formatTime(r.started_at)}`}>Cancel</Button>

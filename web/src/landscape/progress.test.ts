@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { applySyncEvent, fromStoredProgress, phasePercent, progressText, type LiveRuns } from './progress'
+import { applySyncEvent, fromStoredProgress, phasePercent, progressText, waitingText, withStoredWaiting, type LiveRuns } from './progress'
+import type { SyncRun } from './types'
 
 const run = 'r1'
 const conn = 'c1'
@@ -61,5 +62,37 @@ describe('fromStoredProgress', () => {
     expect(fromStoredProgress(conn, { run_id: run, mode: 'full', phase: 'docs', done: 2, total: 4 })).toMatchObject({ runId: run, connectionId: conn, done: 2, total: 4 })
     expect(fromStoredProgress(conn, null)).toBeNull()
     expect(fromStoredProgress(conn, {})).toBeNull()
+  })
+})
+
+describe('waiting for SAP', () => {
+  const since = '2026-11-27T10:00:00Z'
+
+  it('shows the wait, keeps it through progress frames and clears it on resume', () => {
+    let s = applySyncEvent({}, { type: 'sync_started', run_id: run, connection_id: conn, mode: 'full' })
+    s = applySyncEvent(s, { type: 'sync_waiting', run_id: run, connection_id: conn, phase: 'probe', reason: 'SYSTEM_UNAVAILABLE: down', attempt: 3, since })
+    expect(s[run].waiting).toEqual({ reason: 'SYSTEM_UNAVAILABLE: down', phase: 'probe', attempt: 3, since })
+    expect(waitingText(s[run].waiting!, (t) => t)).toBe(`Waiting for SAP: SYSTEM_UNAVAILABLE: down, attempt 3, since ${since}`)
+    // Each retried attempt reports its position again before it fails: the wait stays.
+    s = applySyncEvent(s, { type: 'sync_progress', run_id: run, connection_id: conn, phase: 'probe', done: 0, total: 0 })
+    expect(s[run].waiting?.attempt).toBe(3)
+    s = applySyncEvent(s, { type: 'sync_resumed', run_id: run, connection_id: conn, phase: 'probe' })
+    expect(s[run].waiting).toBeNull()
+  })
+
+  it('ends the wait with the run and ignores a late wait', () => {
+    let s = applySyncEvent({}, { type: 'sync_waiting', run_id: run, connection_id: conn, phase: 'probe', reason: 'down', attempt: 2, since })
+    s = applySyncEvent(s, { type: 'sync_finished', run_id: run, connection_id: conn, status: 'cancelled' })
+    expect(s[run]).toMatchObject({ status: 'cancelled', waiting: null })
+    const after = applySyncEvent(s, { type: 'sync_waiting', run_id: run, connection_id: conn, phase: 'probe', reason: 'down', attempt: 3, since })
+    expect(after).toBe(s)
+  })
+
+  it('takes the stored wait when the socket has not spoken of one', () => {
+    const live = applySyncEvent({}, { type: 'sync_progress', run_id: run, connection_id: conn, phase: 'probe', done: 0, total: 0 })[run]
+    const stored = { id: run, waiting: { reason: 'TIMEOUT: slow', phase: 'probe', attempt: 7, since } } as unknown as SyncRun
+    expect(withStoredWaiting(live, stored).waiting?.attempt).toBe(7)
+    expect(withStoredWaiting({ ...live, waiting: null }, stored).waiting).toBeNull()
+    expect(withStoredWaiting(live, { ...stored, id: 'other' }).waiting).toBeUndefined()
   })
 })

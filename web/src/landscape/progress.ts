@@ -1,7 +1,8 @@
 // Live sync progress from the workspace topic (docs/sync.md "Events"): sync_started opens a run,
-// sync_progress moves it (phase, done of total; total 0 = unknown), sync_finished closes it.
-// Kept pure so it can be tested without a socket.
-import type { ProgressPayload } from './types'
+// sync_progress moves it (phase, done of total; total 0 = unknown), sync_waiting says it waits
+// for SAP (the connector fails and the phase is retried), sync_resumed ends the wait,
+// sync_finished closes it. Kept pure so it can be tested without a socket.
+import type { ProgressPayload, SyncRun, SyncWaiting } from './types'
 
 export interface LiveRun {
   runId: string
@@ -12,6 +13,8 @@ export interface LiveRun {
   total: number // 0: the connector did not announce a total
   status: 'running' | 'succeeded' | 'failed' | 'cancelled' | 'skipped'
   error?: string
+  /** What the run waits for; null: known not to wait (resumed); undefined: not heard of. */
+  waiting?: SyncWaiting | null
 }
 
 /** Live runs by run ID. */
@@ -27,6 +30,9 @@ export interface SyncEvent {
   total?: number
   status?: string
   error?: string
+  reason?: string
+  attempt?: number
+  since?: string
 }
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0)
@@ -47,9 +53,21 @@ export function applySyncEvent(state: LiveRuns, e: SyncEvent): LiveRuns {
         ...state,
         [e.run_id]: { ...base, mode: e.mode ?? base.mode, phase: e.phase ?? base.phase, done: num(e.done), total: num(e.total) },
       }
+    case 'sync_waiting':
+      if ((prev && prev.status !== 'running') || !e.reason) return state
+      return {
+        ...state,
+        [e.run_id]: {
+          ...base, phase: e.phase ?? base.phase,
+          waiting: { reason: e.reason, phase: e.phase ?? base.phase, attempt: Math.max(1, num(e.attempt)), since: e.since ?? '' },
+        },
+      }
+    case 'sync_resumed':
+      if (prev && prev.status !== 'running') return state
+      return { ...state, [e.run_id]: { ...base, waiting: null } }
     case 'sync_finished': {
       const status = (['succeeded', 'failed', 'cancelled', 'skipped'] as const).find((s) => s === e.status) ?? 'failed'
-      return { ...state, [e.run_id]: { ...base, status, error: e.error || undefined } }
+      return { ...state, [e.run_id]: { ...base, status, error: e.error || undefined, waiting: null } }
     }
     default:
       return state
@@ -60,6 +78,20 @@ export function applySyncEvent(state: LiveRuns, e: SyncEvent): LiveRuns {
 export function fromStoredProgress(connectionId: string, p: ProgressPayload | null | undefined): LiveRun | null {
   if (!p?.run_id) return null
   return { runId: p.run_id, connectionId, mode: p.mode ?? '', phase: p.phase ?? '', done: num(p.done), total: num(p.total), status: 'running' }
+}
+
+/**
+ * A running run with the wait its stored row shows (GET /index's last_run.waiting) when the
+ * socket has not spoken of one: a page opened during a wait shows it at once.
+ */
+export function withStoredWaiting(run: LiveRun, last: SyncRun | null | undefined): LiveRun {
+  if (run.waiting !== undefined || !last || last.id !== run.runId || !last.waiting) return run
+  return { ...run, waiting: last.waiting }
+}
+
+/** "Waiting for SAP: <reason>, attempt N, since <time>". */
+export function waitingText(w: SyncWaiting, formatTime: (t: string) => string = (t) => new Date(t).toLocaleString()): string {
+  return `Waiting for SAP: ${w.reason}, attempt ${w.attempt}, since ${w.since ? formatTime(w.since) : 'now'}`
 }
 
 /**

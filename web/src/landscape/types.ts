@@ -67,6 +67,15 @@ export interface SyncRun {
   started_at: string
   finished_at: string | null
   duration_ms?: number | null
+  /** Set while the connector fails and the run's phase is retried (docs/sync.md "Waiting for SAP"). */
+  waiting?: SyncWaiting | null
+}
+
+export interface SyncWaiting {
+  reason: string
+  phase?: string
+  attempt: number
+  since: string
 }
 
 export interface ProgressPayload {

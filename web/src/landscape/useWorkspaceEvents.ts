@@ -1,5 +1,6 @@
 // The workspace topic (GET /api/workspaces/:id/ws, docs/events.md): sync_started,
-// sync_progress and sync_finished of every connection, folded into live runs. The stream
+// sync_progress, sync_waiting, sync_resumed and sync_finished of every connection, folded into
+// live runs. The stream
 // resumes with its cursor after a drop, so no progress frame is applied twice.
 import { useEffect, useRef, useState } from 'react'
 import { EventStream, type StreamFrame, type StreamState } from '../api/stream'
