@@ -14,6 +14,7 @@ require (
 	github.com/temporalio/ui-server/v2 v2.55.0
 	go.temporal.io/sdk v1.50.0
 	go.temporal.io/server v1.32.1
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -233,7 +234,6 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/validator.v2 v2.0.1 // indirect
-	gopkg.in/yaml.v3 v3.0.1
 	k8s.io/api v0.35.4 // indirect
 	k8s.io/apimachinery v0.35.4 // indirect
 	k8s.io/client-go v0.35.4 // indirect
