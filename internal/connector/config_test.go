@@ -108,3 +108,14 @@ func dedupe(raw string) string {
 	}
 	return raw
 }
+
+// The example config shipped for docker compose and described in docs/connector.md loads.
+func TestShippedExampleConfigLoads(t *testing.T) {
+	cfg, err := LoadConfig("../../deploy/connector.example.yaml", env(map[string]string{"ECC_TECH_PASSWORD": "pw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cfg.Systems[0]; s.ID != "ECC" || s.User != "SAPAGENT_TECH" || len(s.WriteFunctionModules) != 2 {
+		t.Fatalf("%+v", s)
+	}
+}
