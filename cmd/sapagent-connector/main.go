@@ -63,9 +63,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		addr = DefaultAddr
 	}
 	hs := &http.Server{Addr: addr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	cert, key := getenv("CONNECTOR_TLS_CERT"), getenv("CONNECTOR_TLS_KEY")
+	if (cert == "") != (key == "") {
+		return errors.New("CONNECTOR_TLS_CERT and CONNECTOR_TLS_KEY are set together (or neither: plain HTTP behind a TLS proxy)")
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.ListenAndServe() }()
-	log.Info("sapagent-connector listening", "addr", addr, "systems", len(cfg.Systems), "idempotency_store", cfg.IdempotencyStore)
+	go func() {
+		if cert != "" {
+			errc <- hs.ListenAndServeTLS(cert, key)
+			return
+		}
+		errc <- hs.ListenAndServe()
+	}()
+	log.Info("sapagent-connector listening", "addr", addr, "tls", cert != "", "systems", len(cfg.Systems), "idempotency_store", cfg.IdempotencyStore)
 	select {
 	case err := <-errc:
 		return err
