@@ -72,4 +72,9 @@ func TestConfigErrorsStopTheStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ECC_PW") {
 		t.Fatalf("missing password variable: %v", err)
 	}
+	env["ECC_PW"], env["CONNECTOR_TLS_CERT"] = "pw-123", "/etc/cert.pem"
+	err = run(context.Background(), nil, func(k string) string { return env[k] }, io.Discard, log)
+	if err == nil || !strings.Contains(err.Error(), "CONNECTOR_TLS_KEY") {
+		t.Fatalf("a certificate without its key: %v", err)
+	}
 }
