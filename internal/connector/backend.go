@@ -35,7 +35,9 @@ func (c Credentials) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("user", c.User), slog.Bool("technical", c.Technical))
 }
 
-// Backend maps the connector protocol onto one SAP system: one method per endpoint. Errors the
+// Backend maps the connector protocol onto one SAP system: one method per endpoint. Requests
+// are decoded with json.Number, so numbers in execute_rfc's imports and tables keep their exact
+// digits (an amount or a 20-digit number is not rounded through float64). Errors the
 // protocol knows are *sap.Error (status, code, message, ABAP exception); a context error becomes
 // 504 TIMEOUT and any other error 503 SYSTEM_UNAVAILABLE. Embed Unsupported to map endpoints
 // one at a time: the rest answer 422 NOT_SUPPORTED with a reason.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -72,25 +73,28 @@ func (s *IdempotencyStore) load() error {
 		return fmt.Errorf("idempotency store: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxBody*4)
+	// bufio.Reader, not Scanner: a remembered answer may be larger than any fixed line limit.
+	rd := bufio.NewReaderSize(f, 64<<10)
 	cutoff := s.now().Add(-IdempotencyWindow)
-	for sc.Scan() {
+	for {
+		line, err := rd.ReadBytes('\n')
 		var a Answer
 		// A torn last line (a crash mid-write) is skipped: its write had not been answered.
-		if json.Unmarshal(sc.Bytes(), &a) != nil || a.Scope == "" {
-			continue
+		// The compaction after loading rewrites the file without it.
+		if len(line) > 0 && json.Unmarshal(line, &a) == nil && a.Scope != "" {
+			if a.UsedAt.Before(cutoff) {
+				delete(s.answers, a.Scope)
+			} else {
+				s.answers[a.Scope] = &a
+			}
 		}
-		if a.UsedAt.Before(cutoff) {
-			delete(s.answers, a.Scope)
-			continue
+		if errors.Is(err, io.EOF) {
+			return nil
 		}
-		s.answers[a.Scope] = &a
+		if err != nil {
+			return fmt.Errorf("idempotency store %s: %w", s.path, err)
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("idempotency store %s: %w", s.path, err)
-	}
-	return nil
 }
 
 // compact rewrites the file with the live answers (temp file, fsync, rename).

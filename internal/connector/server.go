@@ -55,16 +55,21 @@ func NewServer(cfg *Config, backends map[string]Backend, store *IdempotencyStore
 	return s, nil
 }
 
-// Handler routes POST /<system>/<endpoint>, GET /healthz and GET /health/systems.
+// Handler routes GET /healthz, GET /health/systems and POST /<system>/<endpoint>. It routes by
+// itself rather than with http.ServeMux, which answers unclean paths ("//", "..") with a
+// redirect instead of the protocol's error body.
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
-	mux.HandleFunc("GET /health/systems", s.serveHealth)
-	mux.HandleFunc("/", s.serveCall)
-	return s.recoverer(mux)
+	return s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/healthz" && r.Method == http.MethodGet:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+		case r.URL.Path == "/health/systems" && r.Method == http.MethodGet:
+			s.serveHealth(w, r)
+		default:
+			s.serveCall(w, r)
+		}
+	}))
 }
 
 // recoverer turns a panic (a backend bug) into the protocol's error body instead of a dropped
@@ -193,6 +198,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, c *call) (int, s
 		c.replayed = true
 		return writeAnswer(w, first.Status, first.Data)
 	}
+	// A panicking backend must not leave the key claimed forever (finish runs once).
+	defer finish(0, nil, false)
 	status, data := s.run(r.Context(), sys, c.endpoint, cred, body)
 	finish(status, data, ranInSAP(status, data))
 	return writeAnswer(w, status, data)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,6 +52,14 @@ func (b *countingBackend) ExecuteRFC(ctx context.Context, cred Credentials, req 
 		return nil, b.fail
 	}
 	return &sap.ExecuteRFCResponse{Exports: map[string]any{"CALL": n, "FUNCTION": req.Function}, Return: []sap.BAPIReturn{}, Committed: req.Commit}, nil
+}
+
+// SearchObjects for "PANIC" stands for a backend bug.
+func (b *countingBackend) SearchObjects(ctx context.Context, cred Credentials, req sap.SearchObjectsRequest) (*sap.SearchObjectsResponse, error) {
+	if req.Query == "PANIC" {
+		panic("backend bug")
+	}
+	return b.Unsupported.SearchObjects(ctx, cred, req)
 }
 
 func (b *countingBackend) WriteTable(_ context.Context, _ Credentials, req sap.WriteTableRequest) (*sap.WriteTableResponse, error) {
@@ -169,6 +178,9 @@ func TestBadRequestsGetProtocolErrors(t *testing.T) {
 		{"trailing data", "/ECC/read_table", []byte(`{"table":"MARA"} {"x":1}`), nil, 400, sap.ErrBadRequest},
 		{"invalid UTF-8", "/ECC/search_objects", []byte("{\"query\":\"Z\xff\xfe\"}"), nil, 400, sap.ErrBadRequest},
 		{"oversized", "/ECC/write_table", append(append([]byte(`{"table":"ZT","rows":[{"A":"`), bytes.Repeat([]byte("x"), maxBody)...), []byte(`"}]}`)...), nil, 413, sap.ErrBadRequest},
+		{"double slash", "//ECC/system_info", []byte(`{}`), nil, 404, sap.ErrNotFound},
+		{"dot segments", "/ECC/../ECC/system_info", []byte(`{}`), nil, 404, sap.ErrNotFound},
+		{"trailing slash", "/ECC/", []byte(`{}`), nil, 404, sap.ErrNotFound},
 		{"key too long", "/ECC/execute_rfc", []byte(`{"function":"Z_X"}`), map[string]string{sap.HeaderIdempotencyKey: strings.Repeat("k", 256)}, 400, sap.ErrBadRequest},
 	}
 	for _, tc := range cases {
@@ -425,3 +437,43 @@ func TestHealth(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A panicking backend answers 503 in the protocol's shape, and the server keeps serving.
+func TestBackendPanicIsAProtocolError(t *testing.T) {
+	h := start(t, testConfig(t, nil), nil, "")
+	r := post(t, h, "/ECC/search_objects", []byte(`{"query":"PANIC"}`), nil)
+	if r.status != 503 || r.code() != sap.ErrSystemUnavailable {
+		t.Fatalf("got %d %s", r.status, r.raw)
+	}
+	if r := post(t, h, "/ECC/execute_rfc", []byte(`{"function":"RFC_PING"}`), nil); r.status != 200 {
+		t.Fatalf("after the panic: %d %s", r.status, r.raw)
+	}
+}
+
+// A torn last line (the connector died mid-append) does not stop the start or lose the answers before it.
+func TestIdempotencyStoreSurvivesATornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	cfg := testConfig(t, nil)
+	keyed := map[string]string{sap.HeaderIdempotencyKey: "a/b/1"}
+	h := start(t, cfg, nil, path)
+	first := post(t, h, "/ECC/execute_rfc", []byte(`{"function":"Z_W"}`), keyed)
+	h.srv.Close()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString(`{"scope":"abc","body":"x","status":200,"ans`)
+	f.Close()
+	h2 := start(t, cfg, nil, path)
+	if r := post(t, h2, "/ECC/execute_rfc", []byte(`{"function":"Z_W"}`), keyed); r.raw != first.raw || h2.backend.calls.Load() != 0 {
+		t.Fatalf("after a torn line: %s (calls %d)", r.raw, h2.backend.calls.Load())
+	}
+	if r := post(t, h2, "/ECC/execute_rfc", []byte(`{"function":"Z_W"}`), map[string]string{sap.HeaderIdempotencyKey: "a/b/2"}); r.status != 200 {
+		t.Fatalf("next key: %d", r.status)
+	}
+	h2.srv.Close()
+	h3 := start(t, cfg, nil, path)
+	if r := post(t, h3, "/ECC/execute_rfc", []byte(`{"function":"Z_W"}`), map[string]string{sap.HeaderIdempotencyKey: "a/b/2"}); r.status != 200 || h3.backend.calls.Load() != 0 {
+		t.Fatalf("the answer written after the torn line was lost: calls %d", h3.backend.calls.Load())
+	}
+}
