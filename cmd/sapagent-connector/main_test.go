@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeConfig(t *testing.T, sapURL string) string {
@@ -76,5 +78,52 @@ func TestConfigErrorsStopTheStart(t *testing.T) {
 	err = run(context.Background(), nil, func(k string) string { return env[k] }, io.Discard, log)
 	if err == nil || !strings.Contains(err.Error(), "CONNECTOR_TLS_KEY") {
 		t.Fatalf("a certificate without its key: %v", err)
+	}
+}
+
+// The binary's wiring serves /healthz and the protocol on CONNECTOR_ADDR and stops on its context.
+func TestServeAndStop(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	env := map[string]string{"CONNECTOR_CONFIG": writeConfig(t, "https://sap.example.com"), "ECC_PW": "pw-123", "CONNECTOR_ADDR": addr}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, nil, func(k string) string { return env[k] }, io.Discard, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	}()
+	var res *http.Response
+	for range 100 {
+		if res, err = http.Get("http://" + addr + "/healthz"); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("healthz: %v", err)
+	}
+	res.Body.Close()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/ECC/system_info", strings.NewReader(`{}`))
+	req.Header.Set("X-Connector-Key", "0123456789abcdef")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 422 || !strings.Contains(string(raw), "NOT_SUPPORTED") {
+		t.Fatalf("system_info: %d %s", res.StatusCode, raw)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not stop")
 	}
 }
