@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -476,4 +477,68 @@ func TestIdempotencyStoreSurvivesATornLine(t *testing.T) {
 	if r := post(t, h3, "/ECC/execute_rfc", []byte(`{"function":"Z_W"}`), map[string]string{sap.HeaderIdempotencyKey: "a/b/2"}); r.status != 200 || h3.backend.calls.Load() != 0 {
 		t.Fatalf("the answer written after the torn line was lost: calls %d", h3.backend.calls.Load())
 	}
+}
+
+// BenchmarkCallOverhead measures one execute_rfc through the platform's client and this server
+// (test backend, no SAP): the connector's own cost per call, keyed (fsynced store) and not.
+func BenchmarkCallOverhead(b *testing.B) {
+	cfg := &Config{ConnectorKeys: []string{testKey}, Systems: []System{{ID: "ECC", URL: "http://127.0.0.1:1", Client: "100", User: "T", PasswordEnv: "P"}}}
+	if err := cfg.validate(func(string) string { return "pw" }); err != nil {
+		b.Fatal(err)
+	}
+	store, err := OpenIdempotencyStore(filepath.Join(b.TempDir(), "s.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := NewServer(cfg, map[string]Backend{"ECC": &countingBackend{}}, store, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	client := sap.NewClient(sap.Guard{}, 5*time.Second)
+	target := sap.Target{URL: hs.URL + "/ECC", ConnectorKey: testKey}
+	req := sap.ExecuteRFCRequest{Function: "BAPI_MATERIAL_GET_DETAIL", Imports: map[string]any{"MATERIAL": "M-01"}}
+	// Baseline: a bare handler that decodes the request and answers, as the simulator's does.
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in sap.ExecuteRFCRequest
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": sap.ExecuteRFCResponse{Exports: map[string]any{"FUNCTION": in.Function}, Return: []sap.BAPIReturn{}}})
+	}))
+	defer bare.Close()
+	b.Run("bare-handler", func(b *testing.B) {
+		t := sap.Target{URL: bare.URL + "/ECC", ConnectorKey: testKey}
+		for b.Loop() {
+			var out sap.ExecuteRFCResponse
+			if err := client.Call(context.Background(), t, sap.EndpointExecuteRFC, req, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unkeyed", func(b *testing.B) {
+		for b.Loop() {
+			var out sap.ExecuteRFCResponse
+			if err := client.Call(context.Background(), target, sap.EndpointExecuteRFC, req, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("keyed-first", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			ctx := sap.WithIdempotencyKey(context.Background(), "agent/call-"+strconv.Itoa(i))
+			var out sap.ExecuteRFCResponse
+			if err := client.Call(ctx, target, sap.EndpointExecuteRFC, req, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("keyed-repeat", func(b *testing.B) {
+		for b.Loop() {
+			ctx := sap.WithIdempotencyKey(context.Background(), "agent/call-1")
+			var out sap.ExecuteRFCResponse
+			if err := client.Call(ctx, target, sap.EndpointExecuteRFC, req, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
