@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -367,4 +368,15 @@ func (s *System) WritesFunction(fm string) bool {
 		}
 	}
 	return false
+}
+
+// String and LogValue name the system without its password, whatever prints or logs it.
+func (s System) String() string { return s.ID + " (" + s.URL + ", client " + s.Client + ")" }
+
+// GoString keeps %#v from printing the password.
+func (s System) GoString() string { return "connector.System{" + s.String() + "}" }
+
+// LogValue logs the system's id, URL and client only.
+func (s System) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", s.ID), slog.String("url", s.URL), slog.String("client", s.Client))
 }
