@@ -344,13 +344,15 @@ func contentKind(ct string) string {
 func (c *Client) decodeError(ctx context.Context, status int, err error) error {
 	switch {
 	case errors.Is(err, ErrResponseTooLarge):
-		return newErr(sap.ErrSystemUnavailable, 502, "", fmt.Sprintf("SAP answer larger than %d bytes", c.cfg.MaxResponseBytes)).with(ErrResponseTooLarge)
+		return newErr(sap.ErrSystemUnavailable, 503, "", fmt.Sprintf("SAP answer larger than %d bytes", c.cfg.MaxResponseBytes)).with(ErrResponseTooLarge)
 	case strings.Contains(err.Error(), "invalid UTF-8"):
-		return newErr(sap.ErrSystemUnavailable, 502, "", "SAP answer is not valid UTF-8").with(ErrInvalidUTF8)
+		return newErr(sap.ErrSystemUnavailable, 503, "", "SAP answer is not valid UTF-8").with(ErrInvalidUTF8)
 	case ctx.Err() != nil:
 		return transportError(ctx, ctx.Err())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return newErr(sap.ErrSystemUnavailable, 503, "", "SAP answer ended inside the SOAP envelope (truncated)").with(ErrNotXML)
 	case errors.Is(err, errNoEnvelope), isSyntaxError(err):
-		return newErr(sap.ErrSystemUnavailable, 502, "", fmt.Sprintf("SAP answered HTTP %d with malformed XML: %v", status, err)).with(ErrNotXML)
+		return newErr(sap.ErrSystemUnavailable, 503, "", fmt.Sprintf("SAP answered HTTP %d with malformed XML: %v", status, err)).with(ErrNotXML)
 	}
 	var ne interface{ Timeout() bool }
 	if errors.As(err, &ne) && ne.Timeout() {

@@ -273,6 +273,13 @@ func TestErrorMapping(t *testing.T) {
 			w.Header().Set("Content-Type", xmlCT)
 			io.WriteString(w, "<html><body><p>maintenance<br></body></html>")
 		}, code: sap.ErrSystemUnavailable, is: ErrNotXML},
+		{name: "truncated answer", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", xmlCT)
+			io.WriteString(w, envOpen+"<urn:X.Response xmlns:urn=\"urn:sap-com:document:sap:rfc:functions\"><DATA><item><WA>1")
+		}, code: sap.ErrSystemUnavailable, is: ErrNotXML},
+		{name: "empty 200", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", xmlCT)
+		}, code: sap.ErrSystemUnavailable, is: ErrNotXML},
 		{name: "invalid UTF-8", handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", xmlCT)
 			io.WriteString(w, envOpen+"<urn:X.Response xmlns:urn=\"urn:sap-com:document:sap:rfc:functions\"><A>caf\xe9</A></urn:X.Response>"+envClose)

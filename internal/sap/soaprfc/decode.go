@@ -11,13 +11,22 @@ var errNoEnvelope = errors.New("no SOAP envelope with a function response or fau
 
 // decodeEnvelope stream-parses a SOAP RFC answer: the <FM.Response> element's children become
 // exports and tables; rows of tables in stream go to their RowFunc instead of the Result.
-// A SOAP Fault becomes an *Error mapped from the ABAP exception it names.
+// A SOAP Fault becomes an *Error mapped from the ABAP exception it names. RawToken (no
+// namespace bookkeeping) saves a fifth of the allocations per row; names are matched on their
+// local part and nesting by depth, so nothing depends on the prefixes.
 func decodeEnvelope(r io.Reader, fm string, stream map[string]RowFunc) (*Result, error) {
-	d := xml.NewDecoder(r)
+	res, err := decodeEnvelopeTokens(xml.NewDecoder(r), fm, stream)
+	if err == io.EOF {
+		return nil, io.ErrUnexpectedEOF // an answer that ends inside the envelope
+	}
+	return res, err
+}
+
+func decodeEnvelopeTokens(d *xml.Decoder, fm string, stream map[string]RowFunc) (*Result, error) {
 	sawEnvelope := false
 	for {
-		tok, err := d.Token()
-		if err == io.EOF {
+		tok, err := d.RawToken()
+		if err == io.EOF && !sawEnvelope {
 			return nil, errNoEnvelope
 		}
 		if err != nil {
@@ -48,7 +57,7 @@ func decodeEnvelope(r io.Reader, fm string, stream map[string]RowFunc) (*Result,
 func decodeResponse(d *xml.Decoder, stream map[string]RowFunc) (*Result, error) {
 	res := &Result{Exports: map[string]any{}, Tables: map[string][]Struct{}}
 	for {
-		tok, err := d.Token()
+		tok, err := d.RawToken()
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +81,7 @@ func decodeParam(d *xml.Decoder, name string, res *Result, onRow RowFunc) error 
 	isTable := false
 	var rows []Struct
 	for {
-		tok, err := d.Token()
+		tok, err := d.RawToken()
 		if err != nil {
 			return err
 		}
@@ -120,7 +129,7 @@ func decodeParam(d *xml.Decoder, name string, res *Result, onRow RowFunc) error 
 func decodeStruct(d *xml.Decoder) (Struct, error) {
 	s := Struct{}
 	for {
-		tok, err := d.Token()
+		tok, err := d.RawToken()
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +152,7 @@ func innerText(d *xml.Decoder) (string, error) {
 	var b strings.Builder
 	depth := 1
 	for {
-		tok, err := d.Token()
+		tok, err := d.RawToken()
 		if err != nil {
 			return "", err
 		}
@@ -167,7 +176,7 @@ func decodeFault(d *xml.Decoder, fm string) error {
 	depth := 1
 	var path []string
 	for depth > 0 {
-		tok, err := d.Token()
+		tok, err := d.RawToken()
 		if err != nil {
 			return err
 		}
