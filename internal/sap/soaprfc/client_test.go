@@ -254,6 +254,11 @@ func TestErrorMapping(t *testing.T) {
 		{name: "logon page with 200", handler: file(200, "text/html", "logon_failed.html"), code: sap.ErrLogonFailed},
 		{name: "forbidden 403", handler: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(403) }, code: sap.ErrAuthorization},
 		{name: "NOT_AUTHORIZED", handler: file(500, xmlCT, "fault_not_authorized.xml"), code: sap.ErrAuthorization, exception: "NOT_AUTHORIZED"},
+		{name: "RFC_NO_AUTHORITY", handler: func(w http.ResponseWriter, r *http.Request) {
+			f := &fakeSAP{t: t}
+			w.Header().Set("Content-Type", xmlCT)
+			f.fault(w, "RFC_READ_TABLE", "RFC_NO_AUTHORITY")
+		}, code: sap.ErrAuthorization, exception: "RFC_NO_AUTHORITY"},
 		{name: "TABLE_NOT_AVAILABLE", handler: file(500, xmlCT, "fault_table_not_available.xml"), code: sap.ErrNotFound, exception: "TABLE_NOT_AVAILABLE"},
 		{name: "FU_NOT_FOUND", handler: file(500, xmlCT, "fault_fu_not_found.xml"), code: sap.ErrNotFound, exception: "FU_NOT_FOUND"},
 		{name: "DATA_BUFFER_EXCEEDED", handler: file(500, xmlCT, "fault_data_buffer_exceeded.xml"), code: sap.ErrDataBufferExceeded, exception: "DATA_BUFFER_EXCEEDED"},

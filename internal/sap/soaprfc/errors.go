@@ -55,12 +55,12 @@ var notFoundExceptions = map[string]bool{
 	"NOT_FOUND":           true,
 	"FU_NOT_FOUND":        true,
 	"FUNCTION_NOT_FOUND":  true,
-	"TABLE_WITHOUT_DATA":  false,
 }
 
 // authExceptions are ABAP exceptions raised for a missing authorization (S_RFC, S_TABU_DIS …).
 var authExceptions = map[string]bool{
 	"NOT_AUTHORIZED":      true,
+	"RFC_NO_AUTHORITY":    true, // AUTHORITY_CHECK_RFC: S_RFC missing
 	"NO_AUTHORITY":        true,
 	"NO_AUTHORIZATION":    true,
 	"AUTHORITY_NOT_AVAIL": true,

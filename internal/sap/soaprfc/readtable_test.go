@@ -90,6 +90,7 @@ func TestReadTablePaging100kFlatMemory(t *testing.T) {
 	if len(pages) != 15 || pages[1].In.String("ROWSKIPS") != "7000" || pages[14].In.String("ROWSKIPS") != "98000" {
 		t.Errorf("%d page calls; second skips %s", len(pages), pages[1].In.String("ROWSKIPS"))
 	}
+	t.Logf("heap after 10,000 rows %.1f MiB, after 90,000 rows %.1f MiB", float64(heapAt10k)/(1<<20), float64(heapAt90k)/(1<<20))
 	// 80,000 retained rows would be > 20 MB; a streaming reader holds one page at most.
 	if heapAt90k > heapAt10k+8<<20 {
 		t.Errorf("heap grew from %d to %d bytes while reading", heapAt10k, heapAt90k)
