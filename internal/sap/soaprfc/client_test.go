@@ -342,3 +342,29 @@ func checkErr(t *testing.T, err error, code, exc string, is error) {
 		t.Errorf("status %d", e.Status)
 	}
 }
+
+// Changing parameters go out like imports and come back among the exports.
+func TestCallChangingParameter(t *testing.T) {
+	var sent string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		sent = string(b)
+		w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+		io.WriteString(w, envOpen+`<urn:Z_COUNTER_STEP.Response xmlns:urn="urn:sap-com:document:sap:rfc:functions"><COUNTER>000002</COUNTER><STATE><STEP>1</STEP><NOTE>a &lt; b</NOTE></STATE></urn:Z_COUNTER_STEP.Response>`+envClose)
+	}))
+	defer srv.Close()
+	c, _ := New(Config{BaseURL: srv.URL})
+	res, err := c.Call(context.Background(), testCred, "Z_COUNTER_STEP", Params{
+		Imports:  map[string]any{"STEP": "1"},
+		Changing: map[string]any{"COUNTER": "000001"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sent, "<COUNTER>000001</COUNTER>") || !strings.Contains(sent, "<STEP>1</STEP>") {
+		t.Errorf("request %s", sent)
+	}
+	if res.String("COUNTER") != "000002" || res.Struct("STATE")["NOTE"] != "a < b" {
+		t.Errorf("exports %v", res.Exports)
+	}
+}
