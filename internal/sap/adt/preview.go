@@ -45,7 +45,9 @@ func ParsePreview(body []byte) (*Table, error) {
 			Data []string `xml:"http://www.sap.com/adt/dataPreview dataSet>data"`
 		} `xml:"http://www.sap.com/adt/dataPreview columns"`
 	}
-	bad := func(msg string) error { return &Error{Kind: ErrMalformed, Path: freestylePath, Message: "data preview: " + msg} }
+	bad := func(msg string) error {
+		return &Error{Kind: ErrMalformed, Path: freestylePath, Message: "data preview: " + msg}
+	}
 	if err := xml.Unmarshal(body, &doc); err != nil {
 		return nil, bad(err.Error())
 	}
