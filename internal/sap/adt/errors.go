@@ -136,7 +136,7 @@ func kindOf(status int, typeID string) error {
 		return ErrNotFound
 	case "ExceptionResourceNoAccess", "ExceptionNotAuthorized":
 		return ErrNoAccess
-	case "ExceptionResourceLockConflict", "ExceptionResourceAlreadyLocked", "ExceptionResourceInvalidLockHandle":
+	case "ExceptionResourceLockConflict", "ExceptionResourceLocked", "ExceptionResourceInvalidLockHandle":
 		return ErrLockConflict
 	}
 	switch {
