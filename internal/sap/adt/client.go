@@ -50,9 +50,22 @@ type Client struct {
 }
 
 type session struct {
-	http  *http.Client
-	mu    sync.Mutex
-	token string
+	http    *http.Client
+	fetchMu sync.Mutex // one token fetch at a time: concurrent fetches would open rival SAP sessions
+	mu      sync.Mutex
+	token   string
+}
+
+func (s *session) currentToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token
+}
+
+func (s *session) setToken(t string) {
+	s.mu.Lock()
+	s.token = t
+	s.mu.Unlock()
 }
 
 // New checks the base URL and builds a client.
@@ -115,12 +128,12 @@ func (c *Client) do(ctx context.Context, creds Credentials, r request) ([]byte, 
 	s := c.session(creds.User)
 	modifying := r.method != http.MethodGet && r.method != http.MethodHead
 	if modifying {
-		if err := c.ensureToken(ctx, creds, s, false); err != nil {
+		if err := c.ensureToken(ctx, creds, s, ""); err != nil {
 			return nil, err
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		resp, body, err := c.send(ctx, creds, s, r, false)
+		resp, body, used, err := c.send(ctx, creds, s, r, false)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +141,7 @@ func (c *Client) do(ctx context.Context, creds Credentials, r request) ([]byte, 
 			if !modifying || attempt > 0 {
 				return nil, &Error{Kind: ErrCSRF, Status: resp.StatusCode, Path: r.path, Message: "SAP refused the CSRF token twice"}
 			}
-			if err := c.ensureToken(ctx, creds, s, true); err != nil {
+			if err := c.ensureToken(ctx, creds, s, used); err != nil {
 				return nil, err
 			}
 			continue
@@ -141,19 +154,16 @@ func (c *Client) do(ctx context.Context, creds Credentials, r request) ([]byte, 
 }
 
 // ensureToken fetches a CSRF token with a GET of the discovery document (which the client
-// needs anyway) unless the session has one; refresh forces a new fetch.
-func (c *Client) ensureToken(ctx context.Context, creds Credentials, s *session, refresh bool) error {
-	s.mu.Lock()
-	have := s.token != ""
-	if refresh {
-		s.token = ""
-	}
-	s.mu.Unlock()
-	if have && !refresh {
+// needs anyway) unless the session has one. stale names a token SAP refused: it is replaced
+// unless another call already replaced it.
+func (c *Client) ensureToken(ctx context.Context, creds Credentials, s *session, stale string) error {
+	s.fetchMu.Lock()
+	defer s.fetchMu.Unlock()
+	if t := s.currentToken(); t != "" && t != stale {
 		return nil
 	}
 	r := request{method: http.MethodGet, path: discoveryPath, accept: acceptDiscovery}
-	resp, body, err := c.send(ctx, creds, s, r, true)
+	resp, body, _, err := c.send(ctx, creds, s, r, true)
 	if err != nil {
 		return err
 	}
@@ -164,16 +174,15 @@ func (c *Client) ensureToken(ctx context.Context, creds Credentials, s *session,
 		return err
 	}
 	c.rememberDiscovery(body)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.token == "" {
+	if t := s.currentToken(); t == "" || t == stale {
 		return &Error{Kind: ErrCSRF, Path: r.path, Message: "SAP sent no x-csrf-token"}
 	}
 	return nil
 }
 
-// send performs one HTTP exchange and reads at most maxBody bytes of the answer.
-func (c *Client) send(ctx context.Context, creds Credentials, s *session, r request, fetchToken bool) (*http.Response, []byte, error) {
+// send performs one HTTP exchange and reads at most maxBody bytes of the answer. It returns
+// the CSRF token the request carried and keeps a token SAP sent back.
+func (c *Client) send(ctx context.Context, creds Credentials, s *session, r request, fetchToken bool) (*http.Response, []byte, string, error) {
 	u := *c.base
 	u.RawPath = c.base.EscapedPath() + r.path // r.path is escaped: names may hold %2F
 	u.Path, _ = url.PathUnescape(u.RawPath)
@@ -194,7 +203,7 @@ func (c *Client) send(ctx context.Context, creds Credentials, s *session, r requ
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
 	if err != nil {
-		return nil, nil, &Error{Kind: ErrBadRequestInput, Path: r.path, Message: "cannot build the request"}
+		return nil, nil, "", &Error{Kind: ErrBadRequestInput, Path: r.path, Message: "cannot build the request"}
 	}
 	req.SetBasicAuth(creds.User, creds.Password)
 	if r.accept != "" {
@@ -203,9 +212,7 @@ func (c *Client) send(ctx context.Context, creds Credentials, s *session, r requ
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
 	}
-	s.mu.Lock()
-	token := s.token
-	s.mu.Unlock()
+	token := s.currentToken()
 	switch {
 	case fetchToken || (token == "" && r.method == http.MethodGet):
 		req.Header.Set("x-csrf-token", "Fetch")
@@ -214,22 +221,23 @@ func (c *Client) send(ctx context.Context, creds Credentials, s *session, r requ
 	}
 	resp, err := s.http.Do(req)
 	if err != nil {
-		return nil, nil, transportError(r.path, err)
+		return nil, nil, "", transportError(r.path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	if err != nil {
-		return nil, nil, transportError(r.path, err)
+		return nil, nil, "", transportError(r.path, err)
 	}
 	if int64(len(data)) > c.maxBody {
-		return nil, nil, &Error{Kind: ErrTooLarge, Status: resp.StatusCode, Path: r.path}
+		return nil, nil, "", &Error{Kind: ErrTooLarge, Status: resp.StatusCode, Path: r.path}
 	}
 	if t := resp.Header.Get("x-csrf-token"); t != "" && !strings.EqualFold(t, "required") && !strings.EqualFold(t, "fetch") {
-		s.mu.Lock()
-		s.token = t
-		s.mu.Unlock()
+		s.setToken(t)
 	}
-	return resp, data, nil
+	if fetchToken {
+		token = "" // the request carried "Fetch", not a token
+	}
+	return resp, data, token, nil
 }
 
 // checkBody refuses what is not the kind of answer the call expects.

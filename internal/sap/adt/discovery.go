@@ -27,6 +27,7 @@ const (
 	FeatureClasses         Feature = "/sap/bc/adt/oo/classes"
 	FeatureInterfaces      Feature = "/sap/bc/adt/oo/interfaces"
 	FeaturePrograms        Feature = "/sap/bc/adt/programs/programs"
+	FeatureIncludes        Feature = "/sap/bc/adt/programs/includes"
 	FeatureFunctionGroups  Feature = "/sap/bc/adt/functions/groups"
 	FeatureNodeStructure   Feature = "/sap/bc/adt/repository/nodestructure"
 	FeatureATCRuns         Feature = "/sap/bc/adt/atc/runs"
@@ -136,6 +137,14 @@ func (c *Client) Capabilities(ctx context.Context, creds Credentials) (*Capabili
 	c.caps = caps
 	c.capsMu.Unlock()
 	return caps, nil
+}
+
+// ForgetCapabilities drops the cached discovery, e.g. after the system was upgraded; the next
+// call reads it again.
+func (c *Client) ForgetCapabilities() {
+	c.capsMu.Lock()
+	c.caps = nil
+	c.capsMu.Unlock()
 }
 
 // rememberDiscovery caches a discovery body read while fetching a CSRF token.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -108,8 +109,12 @@ func (f *fakeADT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	if strings.EqualFold(r.Header.Get("x-csrf-token"), "fetch") {
-		f.seq++
-		tok := "tok-" + user + "-" + string(rune('0'+f.seq))
+		// Like SAP: within a live session a fetch returns the session's token.
+		tok := f.tokens[user]
+		if c, err := r.Cookie("SAP_SESSIONID_NPL_001"); err != nil || c.Value != "sess-"+user || tok == "" {
+			f.seq++
+			tok = "tok-" + user + "-" + strconv.Itoa(f.seq)
+		}
 		f.tokens[user] = tok
 		w.Header().Set("x-csrf-token", tok)
 		http.SetCookie(w, &http.Cookie{Name: "SAP_SESSIONID_NPL_001", Value: "sess-" + user, Path: "/"})

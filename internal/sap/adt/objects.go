@@ -79,20 +79,19 @@ func (c *Client) Search(ctx context.Context, creds Credentials, query string, op
 // escName is an object name as ADT URIs spell it: lower case, namespaces' slashes escaped.
 func escName(name string) string { return url.PathEscape(strings.ToLower(strings.TrimSpace(name))) }
 
-// sourceRoute is where ADT keeps one object type and which feature it needs.
+// sourceRoute is the collection (and so the discovery feature) ADT keeps one object type in.
 type sourceRoute struct {
 	collection Feature
-	sub        string // path between the collection and the name
 }
 
 var sourceRoutes = map[string]sourceRoute{
-	"PROG": {FeaturePrograms, ""},
-	"INCL": {FeaturePrograms, ""}, // includes: /sap/bc/adt/programs/includes, listed under programs
-	"CLAS": {FeatureClasses, ""},
-	"INTF": {FeatureInterfaces, ""},
-	"TABL": {FeatureDDICTables, ""},
-	"STRU": {FeatureDDICStructures, ""},
-	"DDLS": {FeatureDDLSources, ""},
+	"PROG": {FeaturePrograms},
+	"INCL": {FeatureIncludes},
+	"CLAS": {FeatureClasses},
+	"INTF": {FeatureInterfaces},
+	"TABL": {FeatureDDICTables},
+	"STRU": {FeatureDDICStructures},
+	"DDLS": {FeatureDDLSources},
 }
 
 // ObjectURI is the ADT URI of an object of an R3TR/LIMU type (PROG, INCL, CLAS, INTF, FUNC,
@@ -121,11 +120,7 @@ func (c *Client) ObjectURI(ctx context.Context, creds Credentials, objType, name
 	if err := c.require(ctx, creds, route.collection, objType+" "+strings.ToUpper(name)); err != nil {
 		return "", err
 	}
-	base := string(route.collection)
-	if objType == "INCL" {
-		base = "/sap/bc/adt/programs/includes"
-	}
-	return base + "/" + escName(name), nil
+	return string(route.collection) + "/" + escName(name), nil
 }
 
 // Source is an object's active source (GET <uri>/source/main as text/plain).

@@ -29,7 +29,7 @@ func TestParseDiscoveryLegacyLacksWhatModernHas(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Both systems serve what the connector needs for search and source of code objects.
-	for _, f := range []Feature{FeatureQuickSearch, FeatureClasses, FeatureInterfaces, FeaturePrograms,
+	for _, f := range []Feature{FeatureQuickSearch, FeatureClasses, FeatureInterfaces, FeaturePrograms, FeatureIncludes,
 		FeatureFunctionGroups, FeatureDDLSources, FeatureNodeStructure, FeatureATCRuns} {
 		if !legacy.Has(f) || !modern.Has(f) {
 			t.Errorf("%s: legacy %v modern %v, want both", f, legacy.Has(f), modern.Has(f))

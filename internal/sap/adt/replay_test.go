@@ -333,3 +333,37 @@ func TestReplayUnreachableAndNoADT(t *testing.T) {
 		t.Errorf("no ADT: %v", err)
 	}
 }
+
+func TestReplayConcurrentUsersShareOneDiscovery(t *testing.T) {
+	fake, srv := newFakeADT(t, "modern")
+	c := newTestClient(t, srv.URL)
+	if _, err := c.Capabilities(context.Background(), alice); err != nil {
+		t.Fatal(err)
+	}
+	users := []string{"U1", "U2", "U3", "U4"}
+	errs := make(chan error, len(users)*3)
+	for _, u := range users {
+		for i := 0; i < 3; i++ {
+			go func() {
+				_, err := c.Preview(context.Background(), Credentials{User: u, Password: "secret"}, "SELECT * FROM T000", 10)
+				errs <- err
+			}()
+		}
+	}
+	for range len(users) * 3 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := len(fake.requests(freestylePath)); n != len(users)*3 {
+		t.Errorf("%d preview POSTs, want %d (no CSRF refusals)", n, len(users)*3)
+	}
+	c.ForgetCapabilities()
+	before := len(fake.requests(discoveryPath))
+	if _, err := c.Search(context.Background(), alice, "Z_FN_HELLO*", SearchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if after := len(fake.requests(discoveryPath)); after != before+1 {
+		t.Errorf("after ForgetCapabilities discovery read %d times, want once", after-before)
+	}
+}
