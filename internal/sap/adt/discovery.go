@@ -35,6 +35,20 @@ const (
 	FeatureSystemInfo      Feature = "/sap/bc/adt/system/information"
 )
 
+// RoutingFeatures are the features the connector picks routes by; Features reports them.
+var RoutingFeatures = []Feature{FeatureQuickSearch, FeatureUsageReferences, FeatureFreestyle, FeatureDDICTables,
+	FeatureDDICStructures, FeatureDDLSources, FeatureClasses, FeatureInterfaces, FeaturePrograms, FeatureIncludes,
+	FeatureFunctionGroups, FeatureNodeStructure, FeatureATCRuns, FeatureCTSRequests, FeatureSystemInfo}
+
+// Features tells for each routing feature whether the system has it (for connector-health).
+func (c *Capabilities) Features() map[Feature]bool {
+	out := make(map[Feature]bool, len(RoutingFeatures))
+	for _, f := range RoutingFeatures {
+		out[f] = c.Has(f)
+	}
+	return out
+}
+
 // Collection is one app:collection of the discovery document.
 type Collection struct {
 	Workspace string

@@ -42,6 +42,9 @@ func TestParseDiscoveryLegacyLacksWhatModernHas(t *testing.T) {
 			t.Errorf("%s: legacy %v modern %v, want only modern", f, legacy.Has(f), modern.Has(f))
 		}
 	}
+	if got := legacy.Features(); len(got) != len(RoutingFeatures) || got[FeatureFreestyle] || !got[FeatureQuickSearch] {
+		t.Errorf("legacy features %v", got)
+	}
 	// The legacy system keeps transports outside ADT.
 	if !legacy.HasHref("/sap/bc/cts/transportrequests") {
 		t.Error("legacy discovery should list /sap/bc/cts/transportrequests")
