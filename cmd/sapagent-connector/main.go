@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sapagent/sapagent/internal/connector"
+	"github.com/sapagent/sapagent/internal/connector/sapbackend"
 )
 
 // DefaultAddr is where the connector listens without CONNECTOR_ADDR.
@@ -41,7 +42,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	backends := map[string]connector.Backend{}
 	for _, sys := range cfg.Systems {
-		backends[sys.ID] = connector.NewDefaultBackend(sys, connector.NewHTTPClient(sys))
+		backends[sys.ID] = sapbackend.New(sys, connector.NewHTTPClient(sys))
 	}
 	if len(args) > 0 {
 		if args[0] != "health" || len(args) > 1 {

@@ -106,7 +106,7 @@ func TestServeAndStop(t *testing.T) {
 		t.Fatalf("healthz: %v", err)
 	}
 	res.Body.Close()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/ECC/system_info", strings.NewReader(`{}`))
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/ECC/index/custom_objects", strings.NewReader(`{}`))
 	req.Header.Set("X-Connector-Key", "0123456789abcdef")
 	res, err = http.DefaultClient.Do(req)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestServeAndStop(t *testing.T) {
 	raw, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	if res.StatusCode != 422 || !strings.Contains(string(raw), "NOT_SUPPORTED") {
-		t.Fatalf("system_info: %d %s", res.StatusCode, raw)
+		t.Fatalf("index/custom_objects (not mapped yet): %d %s", res.StatusCode, raw)
 	}
 	cancel()
 	select {

@@ -1,0 +1,90 @@
+// Package sapbackend is the connector's Backend for a real SAP system: it maps the connector
+// protocol onto SAP's SOAP RFC service (internal/sap/soaprfc) and ADT (internal/sap/adt).
+// Endpoints it does not map answer NOT_SUPPORTED with a reason (connector.Unsupported).
+package sapbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/sapagent/sapagent/internal/connector"
+	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sap/adt"
+	"github.com/sapagent/sapagent/internal/sap/soaprfc"
+)
+
+// Backend serves one SAP system.
+type Backend struct {
+	connector.Unsupported
+	sys   connector.System
+	rfc   *soaprfc.Client
+	adt   *adt.Client
+	probe connector.HTTPProbe
+}
+
+// New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad
+// URL; the config's validation normally catches it) leaves its endpoints NOT_SUPPORTED.
+func New(sys connector.System, client *http.Client) connector.Backend {
+	b := &Backend{Unsupported: connector.Unsupported{SystemID: sys.ID}, sys: sys,
+		probe: connector.HTTPProbe{System: sys, Client: client}}
+	if sys.Interfaces.Enabled(connector.InterfaceSOAPRFC) {
+		b.rfc, _ = soaprfc.New(soaprfc.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTPClient: client})
+	}
+	if sys.Interfaces.Enabled(connector.InterfaceADT) {
+		b.adt, _ = adt.New(adt.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTP: client})
+	}
+	return b
+}
+
+// Probe asks each enabled interface of the system over HTTP.
+func (b *Backend) Probe(ctx context.Context) map[string]error { return b.probe.Probe(ctx) }
+
+// soap returns the SOAP RFC client when it serves endpoint.
+func (b *Backend) soap(endpoint string) (*soaprfc.Client, error) {
+	if route := b.sys.Interfaces.Route(endpoint); route != connector.InterfaceSOAPRFC {
+		return nil, connector.NotSupported("%s is routed to %s on system %s, which the connector does not map it onto yet", endpoint, route, b.sys.ID)
+	}
+	if b.rfc == nil {
+		return nil, connector.NotSupported("%s needs SOAP RFC (interfaces.soap_rfc), which is switched off for system %s", endpoint, b.sys.ID)
+	}
+	return b.rfc, nil
+}
+
+// adtClient returns the ADT client when it serves endpoint.
+func (b *Backend) adtClient(endpoint string) (*adt.Client, error) {
+	if route := b.sys.Interfaces.Route(endpoint); route != connector.InterfaceADT {
+		return nil, connector.NotSupported("%s is routed to %s on system %s; the connector serves it only through ADT", endpoint, route, b.sys.ID)
+	}
+	if b.adt == nil {
+		return nil, connector.NotSupported("%s needs ADT (interfaces.adt), which is switched off for system %s", endpoint, b.sys.ID)
+	}
+	return b.adt, nil
+}
+
+func rfcCred(c connector.Credentials) soaprfc.Credentials {
+	return soaprfc.Credentials{User: c.User, Password: c.Password}
+}
+
+func adtCred(c connector.Credentials) adt.Credentials {
+	return adt.Credentials{User: c.User, Password: c.Password}
+}
+
+// protoErr turns the clients' typed errors into the protocol's *sap.Error; the clients never
+// put a password into a message.
+func protoErr(err error) error {
+	var se *soaprfc.Error
+	if errors.As(err, &se) {
+		return &sap.Error{Status: se.Status, ErrorDetail: se.Detail()}
+	}
+	var ae *adt.Error
+	if errors.As(err, &ae) {
+		return ae.Protocol()
+	}
+	return err
+}
+
+func badRequest(format string, args ...any) *sap.Error {
+	return &sap.Error{Status: http.StatusBadRequest, ErrorDetail: sap.ErrorDetail{Code: sap.ErrBadRequest, Message: fmt.Sprintf(format, args...)}}
+}

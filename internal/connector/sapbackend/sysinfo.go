@@ -1,0 +1,55 @@
+package sapbackend
+
+import (
+	"context"
+	"strings"
+
+	"github.com/sapagent/sapagent/internal/connector"
+	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sap/soaprfc"
+)
+
+// SystemInfo asks RFC_SYSTEM_INFO (SID, hosts, database, basis release, code page) and reads the
+// installed components from CVERS: S4CORE makes the system S/4HANA, SAP_APPL without it ECC.
+// A system with neither (e.g. a bare NetWeaver) gets an empty system_type. change_seq stays 0
+// until probe_changes is mapped.
+func (b *Backend) SystemInfo(ctx context.Context, cred connector.Credentials) (*sap.SystemInfo, error) {
+	c, err := b.soap(sap.EndpointSystemInfo)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.Call(ctx, rfcCred(cred), "RFC_SYSTEM_INFO", soaprfc.Params{})
+	if err != nil {
+		return nil, protoErr(err)
+	}
+	si := res.Struct("RFCSI_EXPORT")
+	out := &sap.SystemInfo{
+		SystemID: strings.TrimSpace(si["RFCSYSID"]), BasisRel: strings.TrimSpace(si["RFCSAPRL"]),
+		Client: b.sys.Client, Host: strings.TrimSpace(si["RFCDBHOST"]), Database: strings.TrimSpace(si["RFCDBSYS"]),
+		// SAP's Unicode code pages are 4102 and 4103 (UTF-16 big and little endian).
+		Unicode:    strings.HasPrefix(strings.TrimSpace(si["RFCCHARTYP"]), "410"),
+		Components: []sap.Component{},
+	}
+	_, err = c.ReadTable(ctx, rfcCred(cred), soaprfc.ReadTableRequest{Table: "CVERS", Fields: []string{"COMPONENT", "RELEASE", "EXTRELEASE"}},
+		func(r soaprfc.Struct) error {
+			out.Components = append(out.Components, sap.Component{Name: r["COMPONENT"], Release: r["RELEASE"], SP: r["EXTRELEASE"]})
+			return nil
+		})
+	if err != nil {
+		return nil, protoErr(err)
+	}
+	for _, comp := range out.Components {
+		switch comp.Name {
+		case "S4CORE":
+			out.SystemType, out.Release = "S4HANA", "S/4HANA (S4CORE "+comp.Release+")"
+		case "SAP_APPL":
+			if out.SystemType == "" {
+				out.SystemType, out.Release = "ECC", "SAP ERP (SAP_APPL "+comp.Release+")"
+			}
+		}
+	}
+	if out.Release == "" {
+		out.Release = "SAP_BASIS " + out.BasisRel
+	}
+	return out, nil
+}
