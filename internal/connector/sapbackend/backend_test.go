@@ -1,0 +1,216 @@
+package sapbackend
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sapagent/sapagent/internal/connector"
+	"github.com/sapagent/sapagent/internal/sap"
+)
+
+const connectorKey = "connector-key-0123456789"
+
+// harness: the platform's connector client → the connector server with this backend → fakeSAP.
+type harness struct {
+	sap    *fakeSAP
+	client *sap.Client
+	url    string
+}
+
+func start(t *testing.T, systemYAML string) *harness {
+	t.Helper()
+	f := newFakeSAP(t)
+	cfgYAML := "connector_keys: [" + connectorKey + "]\nsystems:\n  - id: ECC\n    url: " + f.srv.URL +
+		"\n    client: \"100\"\n    user: SAPAGENT\n    password_env: ECC_PW\n" + systemYAML
+	cfg, err := connector.ParseConfig([]byte(cfgYAML), func(string) string { return "tech-Secret-1" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends := map[string]connector.Backend{}
+	for _, sys := range cfg.Systems {
+		backends[sys.ID] = New(sys, connector.NewHTTPClient(sys))
+	}
+	store, err := connector.OpenIdempotencyStore(filepath.Join(t.TempDir(), "idem.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := connector.NewServer(cfg, backends, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { hs.Close(); _ = store.Close() })
+	return &harness{sap: f, client: sap.NewClient(sap.Guard{}, 10*time.Second), url: hs.URL + "/ECC"}
+}
+
+func (h *harness) call(t *testing.T, user, password, endpoint string, req, resp any) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return h.client.Call(ctx, sap.Target{URL: h.url, ConnectorKey: connectorKey, SAPUser: user, SAPPassword: password}, endpoint, req, resp)
+}
+
+func protoCode(t *testing.T, err error) *sap.Error {
+	t.Helper()
+	var se *sap.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("want a protocol error, got %v", err)
+	}
+	return se
+}
+
+func TestTableSchemaThroughSOAPRFC(t *testing.T) {
+	h := start(t, "")
+	var got sap.TableSchema
+	if err := h.call(t, "", "", sap.EndpointTableSchema, sap.TableSchemaRequest{Table: "kna1"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Table != "KNA1" || got.TableClass != "TRANSP" || got.DeliveryClass != "A" || got.Description != "General Data in Customer Master" {
+		t.Fatalf("table: %+v", got)
+	}
+	if len(got.Fields) < 2 || got.Fields[1].Name != "KUNNR" || !got.Fields[1].Key || got.Fields[1].Length != 10 || got.Fields[0].CheckTable != "T000" {
+		t.Fatalf("fields: %+v", got.Fields)
+	}
+	for _, c := range h.sap.callsTo("DDIF_FIELDINFO_GET") {
+		if c.User != "SAPAGENT" {
+			t.Fatalf("without X-SAP-User the technical user must call SAP, got %s", c.User)
+		}
+	}
+}
+
+func TestReadTableThroughSOAPRFCAsCaller(t *testing.T) {
+	h := start(t, "")
+	var got sap.ReadTableResponse
+	req := sap.ReadTableRequest{Table: "T000", Fields: []string{"MANDT", "MTEXT", "ORT01"}, Options: []string{"MANDT <> '999'"}}
+	if err := h.call(t, "ALICE", "alice-Secret-2", sap.EndpointReadTable, req, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Fields) != 3 || got.Fields[1].Name != "MTEXT" || got.Fields[1].Offset != 3 || got.Fields[1].Length != 25 {
+		t.Fatalf("fields: %+v", got.Fields)
+	}
+	if len(got.Rows) != 3 || got.Rows[1][0] != "001" || got.Rows[1][1] != "Auslieferungsmandant R&D" || got.Rows[1][2] != "Kleinstadt" {
+		t.Fatalf("rows: %q", got.Rows)
+	}
+	calls := h.sap.callsTo("RFC_READ_TABLE")
+	if len(calls) == 0 {
+		t.Fatal("RFC_READ_TABLE not called")
+	}
+	for _, c := range calls {
+		if c.User != "ALICE" {
+			t.Fatalf("the caller's X-SAP-User must call SAP, got %s", c.User)
+		}
+		if !strings.Contains(c.Body, "MANDT &lt;&gt; &#39;999&#39;") && !strings.Contains(c.Body, "MANDT &lt;&gt; '999'") {
+			t.Fatalf("options not sent: %s", c.Body)
+		}
+	}
+}
+
+func TestReadTableWrongPasswordIsLogonFailedWithoutPassword(t *testing.T) {
+	h := start(t, "")
+	err := h.call(t, "ALICE", "wrong-Password-9", sap.EndpointReadTable, sap.ReadTableRequest{Table: "T000"}, nil)
+	se := protoCode(t, err)
+	if se.Code != sap.ErrLogonFailed || strings.Contains(se.Message, "wrong-Password-9") {
+		t.Fatalf("got %v", se)
+	}
+}
+
+func TestExecuteRFCBAPICommitsInOneSession(t *testing.T) {
+	h := start(t, "    write_function_modules: [BAPI_PO_CHANGE]\n")
+	var got sap.ExecuteRFCResponse
+	req := sap.ExecuteRFCRequest{Function: "BAPI_PO_CHANGE", Commit: true,
+		Imports: map[string]any{"PURCHASEORDER": "4500017120"},
+		Tables:  map[string][]map[string]any{"POITEM": {{"PO_ITEM": 10, "QUANTITY": "5.000"}}}}
+	if err := h.call(t, "", "", sap.EndpointExecuteRFC, req, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Committed || len(got.Return) != 1 || got.Return[0].Type != "S" || got.Return[0].Number != "023" {
+		t.Fatalf("answer: %+v", got)
+	}
+	if hdr, _ := got.Exports["EXPHEADER"].(map[string]any); hdr["PO_NUMBER"] != "4500017120" {
+		t.Fatalf("exports: %+v", got.Exports)
+	}
+	bapi, commit := h.sap.callsTo("BAPI_PO_CHANGE"), h.sap.callsTo("BAPI_TRANSACTION_COMMIT")
+	if len(bapi) != 1 || len(commit) != 1 || bapi[0].Session != commit[0].Session {
+		t.Fatalf("BAPI and commit must run in one SAP session: %+v %+v", bapi, commit)
+	}
+	if !strings.Contains(bapi[0].Body, "<PO_ITEM>10</PO_ITEM>") || !strings.Contains(bapi[0].Body, "<PURCHASEORDER>4500017120</PURCHASEORDER>") {
+		t.Fatalf("parameters not sent: %s", bapi[0].Body)
+	}
+}
+
+func TestExecuteRFCWriteRefusedOnReadOnlySystem(t *testing.T) {
+	h := start(t, "    read_only: true\n")
+	err := h.call(t, "", "", sap.EndpointExecuteRFC, sap.ExecuteRFCRequest{Function: "BAPI_PO_CHANGE", Commit: true}, nil)
+	if se := protoCode(t, err); se.Code != sap.ErrAuthorization || se.Status != 403 {
+		t.Fatalf("got %v", se)
+	}
+	if n := len(h.sap.callsTo("BAPI_PO_CHANGE")) + len(h.sap.callsTo("BAPI_TRANSACTION_COMMIT")); n != 0 {
+		t.Fatalf("SAP was called %d times", n)
+	}
+}
+
+func TestExecuteRFCWriteRefusedOutsideAllowlist(t *testing.T) {
+	h := start(t, "    write_function_modules: [BAPI_SALESORDER_CHANGE]\n")
+	err := h.call(t, "", "", sap.EndpointExecuteRFC, sap.ExecuteRFCRequest{Function: "BAPI_PO_CHANGE", Commit: true}, nil)
+	if se := protoCode(t, err); se.Code != sap.ErrAuthorization {
+		t.Fatalf("got %v", se)
+	}
+	if len(h.sap.callsTo("BAPI_PO_CHANGE")) != 0 {
+		t.Fatal("SAP was called")
+	}
+}
+
+func TestSystemInfoFromRFCSystemInfoAndCVERS(t *testing.T) {
+	h := start(t, "")
+	var got sap.SystemInfo
+	if err := h.call(t, "", "", sap.EndpointSystemInfo, struct{}{}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.SystemID != "ECC" || got.SystemType != "ECC" || got.BasisRel != "750" || got.Host != "eccdb01" ||
+		got.Database != "HDB" || !got.Unicode || got.Client != "100" || len(got.Components) != 3 {
+		t.Fatalf("system info: %+v", got)
+	}
+}
+
+func TestSearchObjectsThroughADT(t *testing.T) {
+	h := start(t, "")
+	var got sap.SearchObjectsResponse
+	if err := h.call(t, "", "", sap.EndpointSearchObjects, sap.SearchObjectsRequest{Query: "Z_FN_HELLO*", ObjectType: "FUNC"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Objects) == 0 || got.Objects[0].Type != "FUNC" || got.Objects[0].Name != "Z_FN_HELLO_WORLD" ||
+		got.Objects[0].Package != "$TEST" || !got.Objects[0].Custom {
+		t.Fatalf("objects: %+v", got.Objects)
+	}
+}
+
+func TestWhereUsedOnLegacySystemIsNotSupported(t *testing.T) {
+	h := start(t, "")
+	err := h.call(t, "", "", sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: "CLAS", Name: "ZCL_ORDER"}, nil)
+	se := protoCode(t, err)
+	if se.Code != sap.ErrNotSupported || !strings.Contains(se.Message, "usage references") {
+		t.Fatalf("got %v", se)
+	}
+	h.sap.mu.Lock()
+	defer h.sap.mu.Unlock()
+	for _, c := range h.sap.calls {
+		if strings.Contains(c.FM, "usageReferences") {
+			t.Fatalf("where-used was sent to a system without it: %s", c.FM)
+		}
+	}
+}
+
+func TestUnmappedEndpointStaysNotSupported(t *testing.T) {
+	h := start(t, "")
+	err := h.call(t, "", "", sap.EndpointProbeChanges, sap.ProbeChangesRequest{}, nil)
+	if se := protoCode(t, err); se.Code != sap.ErrNotSupported {
+		t.Fatalf("got %v", se)
+	}
+}
