@@ -214,3 +214,23 @@ func TestUnmappedEndpointStaysNotSupported(t *testing.T) {
 		t.Fatalf("got %v", se)
 	}
 }
+
+// A test run saves nothing, so a read_only system allows it: TESTRUN = 'X', then a rollback.
+func TestExecuteRFCTestRunOnReadOnlySystemRollsBack(t *testing.T) {
+	h := start(t, "    read_only: true\n")
+	var got sap.ExecuteRFCResponse
+	req := sap.ExecuteRFCRequest{Function: "BAPI_PO_CHANGE", TestRun: true, Imports: map[string]any{"PURCHASEORDER": "4500017120"}}
+	if err := h.call(t, "", "", sap.EndpointExecuteRFC, req, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Committed {
+		t.Fatalf("a test run must not commit: %+v", got)
+	}
+	bapi := h.sap.callsTo("BAPI_PO_CHANGE")
+	if len(bapi) != 1 || !strings.Contains(bapi[0].Body, "<TESTRUN>X</TESTRUN>") {
+		t.Fatalf("BAPI not called with TESTRUN: %+v", bapi)
+	}
+	if len(h.sap.callsTo("BAPI_TRANSACTION_COMMIT")) != 0 || len(h.sap.callsTo("BAPI_TRANSACTION_ROLLBACK")) != 1 {
+		t.Fatal("a test run must roll back, never commit")
+	}
+}

@@ -116,6 +116,10 @@ func (f *fakeSAP) serveRFC(w http.ResponseWriter, r *http.Request, user string) 
 		_, _ = w.Write(f.file("ddif_fieldinfo_get_kna1.response.xml"))
 	case "BAPI_PO_CHANGE":
 		_, _ = w.Write(f.file("bapi_po_change_success.response.xml"))
+	case "BAPI_TRANSACTION_ROLLBACK":
+		_, _ = w.Write(f.file("bapi_transaction_rollback.response.xml"))
+	case "RFC_GET_FUNCTION_INTERFACE":
+		_, _ = w.Write(f.file("rfc_get_function_interface_bapi_po_change.response.xml"))
 	case "BAPI_TRANSACTION_COMMIT":
 		_, _ = w.Write(f.file("bapi_transaction_commit.response.xml"))
 	case "RFC_SYSTEM_INFO":
