@@ -234,3 +234,15 @@ func TestExecuteRFCTestRunOnReadOnlySystemRollsBack(t *testing.T) {
 		t.Fatal("a test run must roll back, never commit")
 	}
 }
+
+// A function write_function_modules names is a write even without commit: refused on read_only.
+func TestExecuteRFCNamedWriterRefusedOnReadOnlyWithoutCommit(t *testing.T) {
+	h := start(t, "    read_only: true\n    write_function_modules: [BAPI_PO_CHANGE]\n")
+	err := h.call(t, "", "", sap.EndpointExecuteRFC, sap.ExecuteRFCRequest{Function: "bapi_po_change"}, nil)
+	if se := protoCode(t, err); se.Code != sap.ErrAuthorization {
+		t.Fatalf("got %v", se)
+	}
+	if len(h.sap.callsTo("BAPI_PO_CHANGE")) != 0 {
+		t.Fatal("SAP was called")
+	}
+}

@@ -114,7 +114,9 @@ func (b *Backend) ExecuteRFC(ctx context.Context, cred connector.Credentials, re
 	if fm == "" {
 		return nil, badRequest("execute_rfc needs a function")
 	}
-	if req.Commit && !b.sys.WritesFunction(fm) {
+	// A function the config names as a writer is a write even without commit (it may commit
+	// by itself); on a read_only system only its test run may run.
+	if (req.Commit || (b.namedWriter(fm) && !req.TestRun)) && !b.sys.WritesFunction(fm) {
 		return nil, &sap.Error{Status: 403, ErrorDetail: sap.ErrorDetail{Code: sap.ErrAuthorization,
 			Message: fmt.Sprintf("%s may not write on system %s (read_only or write_function_modules in the connector's config)", fm, b.sys.ID)}}
 	}
@@ -134,6 +136,15 @@ func (b *Backend) ExecuteRFC(ctx context.Context, cred connector.Credentials, re
 		return nil, protoErr(err)
 	}
 	return response(res.Result, res.Return, res.Committed), nil
+}
+
+func (b *Backend) namedWriter(fm string) bool {
+	for _, w := range b.sys.WriteFunctionModules {
+		if strings.EqualFold(w, fm) {
+			return true
+		}
+	}
+	return false
 }
 
 // params converts the protocol's JSON values: scalars become their text (numbers keep their
