@@ -246,3 +246,26 @@ func TestExecuteRFCNamedWriterRefusedOnReadOnlyWithoutCommit(t *testing.T) {
 		t.Fatal("SAP was called")
 	}
 }
+
+func TestTableSchemaUnknownTableIsNotFound(t *testing.T) {
+	h := start(t, "")
+	err := h.call(t, "", "", sap.EndpointTableSchema, sap.TableSchemaRequest{Table: "ZNOPE"}, nil)
+	if se := protoCode(t, err); se.Code != sap.ErrNotFound || se.Status != 404 {
+		t.Fatalf("got %v", se)
+	}
+}
+
+func TestABAPSourceThroughADTAsCaller(t *testing.T) {
+	h := start(t, "")
+	var got sap.ABAPSource
+	if err := h.call(t, "ALICE", "alice-Secret-2", sap.EndpointABAPSource, sap.ABAPSourceRequest{ObjectType: "PROG", Name: "ZAPIADT_TESTCASE_PROGRAM1"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Source, "REPORT ZAPIADT_TESTCASE_PROGRAM1.") || got.Lines != 8 {
+		t.Fatalf("source: %d lines %q", got.Lines, got.Source)
+	}
+	calls := h.sap.callsTo("ADT /sap/bc/adt/programs/programs/zapiadt_testcase_program1/source/main")
+	if len(calls) != 1 || calls[0].User != "ALICE" {
+		t.Fatalf("calls: %+v", calls)
+	}
+}

@@ -66,6 +66,10 @@ func (f *fakeSAP) serve(w http.ResponseWriter, r *http.Request) {
 		f.record(fakeCall{FM: "ADT search " + r.URL.Query().Get("query"), User: user})
 		w.Header().Set("Content-Type", "application/xml")
 		_, _ = w.Write(f.file("search_quick_z_fn_hello_world.xml"))
+	case r.URL.Path == "/sap/bc/adt/programs/programs/zapiadt_testcase_program1/source/main":
+		f.record(fakeCall{FM: "ADT " + r.URL.Path, User: user})
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write(f.file("program_zapiadt_testcase_program1_source.abap"))
 	default:
 		f.record(fakeCall{FM: "ADT " + r.URL.Path, User: user})
 		http.NotFound(w, r)
@@ -113,6 +117,11 @@ func (f *fakeSAP) serveRFC(w http.ResponseWriter, r *http.Request, user string) 
 	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
 	switch fm {
 	case "DDIF_FIELDINFO_GET":
+		if !strings.Contains(body, "<TABNAME>KNA1</TABNAME>") {
+			w.WriteHeader(500)
+			_, _ = io.WriteString(w, fault(fm, "NOT_FOUND"))
+			return
+		}
 		_, _ = w.Write(f.file("ddif_fieldinfo_get_kna1.response.xml"))
 	case "BAPI_PO_CHANGE":
 		_, _ = w.Write(f.file("bapi_po_change_success.response.xml"))
