@@ -18,10 +18,12 @@ import (
 // Backend serves one SAP system.
 type Backend struct {
 	connector.Unsupported
-	sys   connector.System
-	rfc   *soaprfc.Client
-	adt   *adt.Client
-	probe connector.HTTPProbe
+	sys connector.System
+	rfc *soaprfc.Client
+	adt *adt.Client
+	// Why a client could not be built (a bad URL; the config's validation normally catches it).
+	rfcErr, adtErr error
+	probe          connector.HTTPProbe
 }
 
 // New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad
@@ -30,10 +32,10 @@ func New(sys connector.System, client *http.Client) connector.Backend {
 	b := &Backend{Unsupported: connector.Unsupported{SystemID: sys.ID}, sys: sys,
 		probe: connector.HTTPProbe{System: sys, Client: client}}
 	if sys.Interfaces.Enabled(connector.InterfaceSOAPRFC) {
-		b.rfc, _ = soaprfc.New(soaprfc.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTPClient: client})
+		b.rfc, b.rfcErr = soaprfc.New(soaprfc.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTPClient: client})
 	}
 	if sys.Interfaces.Enabled(connector.InterfaceADT) {
-		b.adt, _ = adt.New(adt.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTP: client})
+		b.adt, b.adtErr = adt.New(adt.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTP: client})
 	}
 	return b
 }
@@ -46,6 +48,9 @@ func (b *Backend) soap(endpoint string) (*soaprfc.Client, error) {
 	if route := b.sys.Interfaces.Route(endpoint); route != connector.InterfaceSOAPRFC {
 		return nil, connector.NotSupported("%s is routed to %s on system %s, which the connector does not map it onto yet", endpoint, route, b.sys.ID)
 	}
+	if b.rfcErr != nil {
+		return nil, connector.NotSupported("%s: the SOAP RFC client of system %s could not be built: %v", endpoint, b.sys.ID, b.rfcErr)
+	}
 	if b.rfc == nil {
 		return nil, connector.NotSupported("%s needs SOAP RFC (interfaces.soap_rfc), which is switched off for system %s", endpoint, b.sys.ID)
 	}
@@ -56,6 +61,9 @@ func (b *Backend) soap(endpoint string) (*soaprfc.Client, error) {
 func (b *Backend) adtClient(endpoint string) (*adt.Client, error) {
 	if route := b.sys.Interfaces.Route(endpoint); route != connector.InterfaceADT {
 		return nil, connector.NotSupported("%s is routed to %s on system %s; the connector serves it only through ADT", endpoint, route, b.sys.ID)
+	}
+	if b.adtErr != nil {
+		return nil, connector.NotSupported("%s: the ADT client of system %s could not be built: %v", endpoint, b.sys.ID, b.adtErr)
 	}
 	if b.adt == nil {
 		return nil, connector.NotSupported("%s needs ADT (interfaces.adt), which is switched off for system %s", endpoint, b.sys.ID)

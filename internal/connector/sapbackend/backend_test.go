@@ -269,3 +269,18 @@ func TestABAPSourceThroughADTAsCaller(t *testing.T) {
 		t.Fatalf("calls: %+v", calls)
 	}
 }
+
+// Without S_TABU_DIS for CVERS system_info still answers SID and release, type unknown.
+func TestSystemInfoWithoutCVERSAuthorization(t *testing.T) {
+	h := start(t, "")
+	h.sap.mu.Lock()
+	h.sap.deny = map[string]bool{"CVERS": true}
+	h.sap.mu.Unlock()
+	var got sap.SystemInfo
+	if err := h.call(t, "", "", sap.EndpointSystemInfo, struct{}{}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.SystemID != "ECC" || got.BasisRel != "750" || got.SystemType != "" || got.Release != "SAP_BASIS 750" || len(got.Components) != 0 {
+		t.Fatalf("system info: %+v", got)
+	}
+}

@@ -18,6 +18,7 @@ type fakeSAP struct {
 	t     *testing.T
 	srv   *httptest.Server
 	users map[string]string // user → password
+	deny  map[string]bool   // tables RFC_READ_TABLE refuses with NOT_AUTHORIZED
 	mu    sync.Mutex
 	calls []fakeCall
 	n     int
@@ -140,6 +141,14 @@ func (f *fakeSAP) serveRFC(w http.ResponseWriter, r *http.Request, user string) 
 		table := ""
 		if tm != nil {
 			table = tm[1]
+		}
+		f.mu.Lock()
+		denied := f.deny[table]
+		f.mu.Unlock()
+		if denied {
+			w.WriteHeader(500)
+			_, _ = io.WriteString(w, fault(fm, "NOT_AUTHORIZED"))
+			return
 		}
 		switch table {
 		case "T000":

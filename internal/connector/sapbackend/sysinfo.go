@@ -2,6 +2,7 @@ package sapbackend
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/sapagent/sapagent/internal/connector"
@@ -11,7 +12,8 @@ import (
 
 // SystemInfo asks RFC_SYSTEM_INFO (SID, hosts, database, basis release, code page) and reads the
 // installed components from CVERS: S4CORE makes the system S/4HANA, SAP_APPL without it ECC.
-// A system with neither (e.g. a bare NetWeaver) gets an empty system_type. change_seq stays 0
+// A system with neither (e.g. a bare NetWeaver), or a user not allowed to read CVERS, gets an
+// empty system_type and no components. change_seq stays 0
 // until probe_changes is mapped.
 func (b *Backend) SystemInfo(ctx context.Context, cred connector.Credentials) (*sap.SystemInfo, error) {
 	c, err := b.soap(sap.EndpointSystemInfo)
@@ -35,8 +37,14 @@ func (b *Backend) SystemInfo(ctx context.Context, cred connector.Credentials) (*
 			out.Components = append(out.Components, sap.Component{Name: r["COMPONENT"], Release: r["RELEASE"], SP: r["EXTRELEASE"]})
 			return nil
 		})
-	if err != nil {
-		return nil, protoErr(err)
+	var se *sap.Error
+	switch perr := protoErr(err); {
+	case err == nil:
+	case errors.As(perr, &se) && se.Code == sap.ErrAuthorization:
+		// The SID and release still answer the connection test; the type stays unknown.
+		out.Components = []sap.Component{}
+	default:
+		return nil, perr
 	}
 	for _, comp := range out.Components {
 		switch comp.Name {
