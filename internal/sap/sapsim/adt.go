@@ -40,6 +40,10 @@ type adtSession struct {
 	token string
 }
 
+// maxADTSessions bounds the sessions a system keeps; clients that never send their cookie back
+// would otherwise grow the map without end.
+const maxADTSessions = 10000
+
 var adtStates sync.Map // *System -> *adtState
 
 func (s *System) adt() *adtState {
@@ -207,6 +211,9 @@ func (s *System) adtCSRF(w http.ResponseWriter, r *http.Request, u user) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		if strings.EqualFold(r.Header.Get("x-csrf-token"), "fetch") {
 			if sess == nil {
+				if len(st.sessions) >= maxADTSessions {
+					st.sessions = map[string]*adtSession{} // like an ICM restart: every session ends
+				}
 				id, tok := randomHex(16), randomHex(12)
 				sess = &adtSession{user: u.name, token: base64.StdEncoding.EncodeToString([]byte(tok))}
 				st.sessions[id] = sess

@@ -63,6 +63,17 @@ func TestADTClientAgainstSimulator(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, strings.ToUpper(cls), "CLASS ZCL_CUSTOMER_SERVICE")
 
+	for _, o := range []struct{ typ, name, want string }{
+		{"INCL", "ZXVVAU04", ""},
+		{"DDLS", "ZI_SALESORDER", "DEFINE VIEW"},
+		{"TABL", "KNA1", "DEFINE TABLE KNA1"},
+	} {
+		src, err := c.Source(ctx, adtDev, o.typ, o.name)
+		require.NoError(t, err, o.name)
+		assert.NotEmpty(t, src, o.name)
+		assert.Contains(t, strings.ToUpper(src), o.want, o.name)
+	}
+
 	_, err = c.Source(ctx, adtDev, "PROG", "ZR_DOES_NOT_EXIST")
 	var ae *adt.Error
 	require.ErrorAs(t, err, &ae)
@@ -180,4 +191,43 @@ func newJar(t *testing.T) http.CookieJar {
 	j, err := cookiejar.New(nil)
 	require.NoError(t, err)
 	return j
+}
+
+// An interface activated in the system is found by the quick search and served as source.
+func TestADTInterfaceSource(t *testing.T) {
+	ctx := context.Background()
+	l := NewLandscape(Options{})
+	sys, _ := l.System("ECC")
+	require.NoError(t, sys.ActivateObject("INTF", "ZIF_PRICING", "Pricing contract", "ZSD_PRICING",
+		"INTERFACE zif_pricing PUBLIC.\n  METHODS price RETURNING VALUE(r) TYPE i.\nENDINTERFACE."))
+	srv := httptest.NewServer(l.Handler())
+	t.Cleanup(srv.Close)
+	c, err := adt.New(adt.Config{BaseURL: srv.URL + "/ECC", Client: client})
+	require.NoError(t, err)
+
+	refs, err := c.Search(ctx, adtDev, "ZIF_*", adt.SearchOptions{ObjectType: "INTF/OI"})
+	require.NoError(t, err)
+	require.Len(t, refs, 1)
+	assert.Equal(t, "/sap/bc/adt/oo/interfaces/zif_pricing", refs[0].URI)
+	src, err := c.Source(ctx, adtDev, "INTF", "ZIF_PRICING")
+	require.NoError(t, err)
+	assert.Contains(t, src, "INTERFACE zif_pricing PUBLIC.")
+}
+
+// Namespaced names travel with their slashes escaped, as ADT writes them.
+func TestParseADTURI(t *testing.T) {
+	for uri, want := range map[string][2]string{
+		"/sap/bc/adt/oo/interfaces/%2Facme%2Fif_pricing/source/main":             {"INTF", "/ACME/IF_PRICING"},
+		"/sap/bc/adt/programs/programs/z_x/source/main?version=active#start=1,1": {"PROG", "Z_X"},
+		"/sap/bc/adt/functions/groups/zfg_pricing/fmodules/z_calc_bonus":         {"FUNC", "Z_CALC_BONUS"},
+		"/sap/bc/adt/ddic/ddl/sources/zi_salesorder":                             {"DDLS", "ZI_SALESORDER"},
+	} {
+		typ, name, ok := parseADTURI(uri)
+		assert.True(t, ok, uri)
+		assert.Equal(t, want, [2]string{typ, name}, uri)
+	}
+	for _, uri := range []string{"/sap/bc/adt/oo/classes/", "/sap/bc/adt/functions/groups/zfg", "/sap/bc/adt/unknown/x"} {
+		_, _, ok := parseADTURI(uri)
+		assert.False(t, ok, uri)
+	}
 }
