@@ -52,7 +52,7 @@ func (s *System) adt() *adtState {
 }
 
 // SetLegacyADT makes the system's ADT discovery that of a release before SAP_BASIS 7.50: no
-// free-style data preview, no usage references, no DDIC table and structure sources.
+// free-style data preview, no usage references, no DDIC table sources.
 func (s *System) SetLegacyADT(legacy bool) {
 	st := s.adt()
 	st.mu.Lock()
@@ -71,7 +71,6 @@ var adtCollections = []adtCollection{
 	{"Repository Information System", "Usage References", "/sap/bc/adt/repository/informationsystem/usageReferences", "", "usageReferences", "http://www.sap.com/adt/categories/respository", true},
 	{"Data Preview", "Freestyle Data Preview for DDIC", "/sap/bc/adt/datapreview/freestyle", "", "DatapreviewFreeStyle", "http://www.sap.com/adt/categories/datapreview", true},
 	{"Dictionary", "Database Table", "/sap/bc/adt/ddic/tables", "application/vnd.sap.adt.tables.v2+xml", "tabldt", "http://www.sap.com/wbobj/dictionary", true},
-	{"Dictionary", "Structure", "/sap/bc/adt/ddic/structures", "application/vnd.sap.adt.structures.v2+xml", "tablds", "http://www.sap.com/wbobj/dictionary", true},
 	{"Dictionary", "Data Definitions", "/sap/bc/adt/ddic/ddl/sources", "application/vnd.sap.adt.ddlsource+xml", "ddlsources", "http://www.sap.com/adt/categories/ddic/ddlsources", false},
 	{"Source Code Library", "Programs", "/sap/bc/adt/programs/programs", "application/vnd.sap.adt.programs.programs.v2+xml", "programs", "http://www.sap.com/adt/categories/programs", false},
 	{"Source Code Library", "Includes", "/sap/bc/adt/programs/includes", "application/vnd.sap.adt.programs.includes.v2+xml", "includes", "http://www.sap.com/adt/categories/programs", false},
