@@ -231,3 +231,13 @@ func TestParseADTURI(t *testing.T) {
 		assert.False(t, ok, uri)
 	}
 }
+
+// The outage knob reaches the ADT interface: the client sees an unavailable system.
+func TestADTSimulatedOutage(t *testing.T) {
+	srv := httptest.NewServer(NewLandscape(Options{ErrorRate: 1}).Handler())
+	t.Cleanup(srv.Close)
+	c, err := adt.New(adt.Config{BaseURL: srv.URL + "/S4H", Client: client})
+	require.NoError(t, err)
+	_, err = c.Search(context.Background(), adtDev, "Z*", adt.SearchOptions{})
+	assert.ErrorIs(t, err, adt.ErrUnavailable)
+}
