@@ -22,6 +22,10 @@ func (l *Landscape) Handler() http.Handler {
 			writeError(w, errorf(http.StatusNotFound, sap.ErrNotFound, "", "no system %q here; systems are %s", sid, strings.Join(l.SystemIDs(), ", ")))
 			return
 		}
+		if adt, ok := strings.CutPrefix(r.URL.EscapedPath(), "/"+sid); ok && strings.HasPrefix(adt, adtPrefix+"/") {
+			sys.serveADT(w, r, adt) // SAP's ADT REST interface (adt.go)
+			return
+		}
 		if r.Method != http.MethodPost {
 			writeError(w, errorf(http.StatusMethodNotAllowed, sap.ErrBadRequest, "", "use POST"))
 			return
