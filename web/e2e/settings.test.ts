@@ -246,7 +246,7 @@ describe('workspace settings', () => {
       await page.getByRole('status').filter({ hasText: /^Saved$/ }).waitFor()
       await expect(everything.getAttribute('aria-checked')).resolves.toBe('true')
       const policyAxe = await expectAccessible(page, 'tool policy tab')
-      await expect(u.call<{ policy: string }>('GET', `/api/workspaces/${u.workspace.id}/tool-policy`)).resolves.toEqual({ policy: 'run_everything' })
+      await expect(u.call<{ policy: string }>('GET', `/api/workspaces/${u.workspace.id}/tool-policy`)).resolves.toMatchObject({ policy: 'run_everything', effective_policy: 'run_everything' })
       await page.reload()
       await expect(page.getByRole('radio', { name: 'Run everything' }).getAttribute('aria-checked')).resolves.toBe('true')
 
