@@ -22,6 +22,10 @@ func (l *Landscape) Handler() http.Handler {
 			writeError(w, errorf(http.StatusNotFound, sap.ErrNotFound, "", "no system %q here; systems are %s", sid, strings.Join(l.SystemIDs(), ", ")))
 			return
 		}
+		if endpoint == SOAPRFCPath { // SAP's SOAP RFC service (soaprfc.go)
+			sys.serveSOAPRFC(w, r)
+			return
+		}
 		if r.Method != http.MethodPost {
 			writeError(w, errorf(http.StatusMethodNotAllowed, sap.ErrBadRequest, "", "use POST"))
 			return
