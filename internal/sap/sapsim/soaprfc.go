@@ -139,7 +139,7 @@ func (s *System) serveSOAPRFC(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the request is not a SOAP RFC envelope: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	sid := s.soapSession(w, r)
+	sid := s.soapSession(w, r, u)
 	out := &rfcWriter{w: bufio.NewWriterSize(w, 32<<10), fm: fm}
 	// Each function writes its answer or returns a fault before writing anything.
 	var fault *rfcFault
@@ -162,17 +162,18 @@ func (s *System) serveSOAPRFC(w http.ResponseWriter, r *http.Request) {
 
 // soapSession is the ABAP session of a call: the SAP_SESSIONID cookie's value, set on the first
 // answer. A BAPI's staged changes live in it until BAPI_TRANSACTION_COMMIT in the same session.
-func (s *System) soapSession(w http.ResponseWriter, r *http.Request) string {
+// The session belongs to its user: another user's call with the same cookie gets its own.
+func (s *System) soapSession(w http.ResponseWriter, r *http.Request, u user) string {
 	cookie := "SAP_SESSIONID_" + s.info.SystemID + "_" + client
 	if c, err := r.Cookie(cookie); err == nil && c.Value != "" {
-		return "soap/" + c.Value
+		return "soap/" + u.name + "/" + c.Value
 	}
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	id := hex.EncodeToString(b)
 	http.SetCookie(w, &http.Cookie{Name: cookie, Value: id, Path: "/", HttpOnly: true})
 	http.SetCookie(w, &http.Cookie{Name: "sap-usercontext", Value: "sap-client=" + client, Path: "/"})
-	return "soap/" + id
+	return "soap/" + u.name + "/" + id
 }
 
 func writeRFCFault(w http.ResponseWriter, fm string, f *rfcFault) {
