@@ -317,6 +317,17 @@ func (s *System) soapReadTable(u user, params *rfcNode, out *rfcWriter, hw http.
 	if err != nil {
 		return faultOf(err, "TABLE_NOT_AVAILABLE")
 	}
+	if delim != "" {
+		// SAP keeps the fields at fixed width and puts the delimiter between them, so each
+		// OFFSET also counts the delimiters before it.
+		delim = delim[:1]
+		for i := range res.Fields {
+			res.Fields[i].Offset += i
+		}
+		if n := len(res.Fields); n > 0 && res.Fields[n-1].Offset+res.Fields[n-1].Length > sap.MaxReadTableWidth {
+			return &rfcFault{name: "DATA_BUFFER_EXCEEDED", text: fmt.Sprintf("the selected fields and delimiters are wider than %d characters", sap.MaxReadTableWidth)}
+		}
+	}
 	out.open(hw)
 	out.w.WriteString("<DATA>")
 	if !noData {
@@ -324,14 +335,10 @@ func (s *System) soapReadTable(u user, params *rfcNode, out *rfcWriter, hw http.
 		for _, row := range res.Rows {
 			line.Reset()
 			for j, v := range row {
-				if delim != "" {
-					if j > 0 {
-						line.WriteString(delim)
-					}
-					line.WriteString(v)
-				} else {
-					fmt.Fprintf(&line, "%-*s", res.Fields[j].Length, v)
+				if j > 0 {
+					line.WriteString(delim)
 				}
+				fmt.Fprintf(&line, "%-*s", res.Fields[j].Length, v)
 			}
 			out.w.WriteString("<item>")
 			out.scalar("WA", strings.TrimRight(line.String(), " "))

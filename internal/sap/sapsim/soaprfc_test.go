@@ -110,6 +110,21 @@ func TestSOAPRFCReadTableSplitsWideTable(t *testing.T) {
 	assert.Equal(t, "MAKTX", r["FNAME"])
 }
 
+func TestSOAPRFCReadTableDelimiterKeepsFixedWidth(t *testing.T) {
+	_, c, _ := soapSim(t)
+	res, err := c.Call(context.Background(), developer, "RFC_READ_TABLE", soaprfc.Params{
+		Imports: map[string]any{"QUERY_TABLE": "T001", "DELIMITER": "|", "ROWCOUNT": "1"},
+		Tables:  map[string][]soaprfc.Struct{"FIELDS": {{"FIELDNAME": "BUKRS"}, {"FIELDNAME": "BUTXT"}, {"FIELDNAME": "ORT01"}}}})
+	require.NoError(t, err)
+	fields := res.Table("FIELDS")
+	require.Len(t, fields, 3)
+	assert.Equal(t, "000000", fields[0]["OFFSET"])
+	assert.Equal(t, "000005", fields[1]["OFFSET"], "BUKRS (4) and one delimiter")
+	wa := res.Table("DATA")[0]["WA"]
+	assert.Equal(t, "|", wa[4:5])
+	assert.Equal(t, "|", wa[5+25:5+26], "BUTXT keeps its 25 characters")
+}
+
 func TestSOAPRFCFieldInfo(t *testing.T) {
 	_, c, _ := soapSim(t)
 	fs, err := c.FieldInfo(context.Background(), developer, "KNA1", "")
