@@ -380,3 +380,38 @@ func normalizeException(paths []string) []string {
 	}
 	return out
 }
+
+// post sends one SOAP RFC call with cookies and returns the answer's cookies.
+func post(t *testing.T, base string, cred soaprfc.Credentials, fm string, p soaprfc.Params, cookies []*http.Cookie) (int, []*http.Cookie) {
+	t.Helper()
+	env, err := soaprfc.Envelope(fm, p)
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, base+"/sap/bc/soap/rfc?sap-client=100", bytes.NewReader(env))
+	require.NoError(t, err)
+	req.SetBasicAuth(cred.User, cred.Password)
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, resp.Cookies()
+}
+
+func TestSOAPRFCSessionBelongsToItsUser(t *testing.T) {
+	s, _, base := soapSim(t)
+	m := alpha("7", s.matnrLength())
+	before := makt(s, m)
+	status, cookies := post(t, base, developer, "BAPI_MATERIAL_SAVEDATA", soaprfc.Params{Imports: map[string]any{"HEADDATA": soaprfc.Struct{"MATERIAL": "7"}},
+		Tables: map[string][]soaprfc.Struct{"MATERIALDESCRIPTION": {{"LANGU": "E", "MATL_DESC": "Mine"}}}}, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.NotEmpty(t, cookies)
+	// Another user presenting the cookie commits its own, empty, unit of work.
+	status, _ = post(t, base, restricted, "BAPI_TRANSACTION_COMMIT", soaprfc.Params{}, cookies)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, before, makt(s, m))
+	status, _ = post(t, base, developer, "BAPI_TRANSACTION_COMMIT", soaprfc.Params{}, cookies)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "Mine", makt(s, m))
+}
