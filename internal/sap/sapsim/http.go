@@ -26,6 +26,10 @@ func (l *Landscape) Handler() http.Handler {
 			sys.serveADT(w, r, adt) // SAP's ADT REST interface (adt.go)
 			return
 		}
+		if endpoint == SOAPRFCPath { // SAP's SOAP RFC service (soaprfc.go)
+			sys.serveSOAPRFC(w, r)
+			return
+		}
 		if r.Method != http.MethodPost {
 			writeError(w, errorf(http.StatusMethodNotAllowed, sap.ErrBadRequest, "", "use POST"))
 			return
