@@ -244,6 +244,7 @@ func writeADT(w http.ResponseWriter, contentType string, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
+// esc escapes text for an XML element or attribute (the ADT and SOAP RFC answers).
 func esc(v string) string {
 	var b strings.Builder
 	_ = xml.EscapeText(&b, []byte(v))

@@ -188,12 +188,6 @@ func writeRFCFault(w http.ResponseWriter, fm string, f *rfcFault) {
 	_, _ = io.WriteString(w, b.String())
 }
 
-func esc(s string) string {
-	var b strings.Builder
-	_ = xml.EscapeText(&b, []byte(s))
-	return b.String()
-}
-
 // rfcWriter writes a <FM.Response> envelope, opened on the first write.
 type rfcWriter struct {
 	w      *bufio.Writer
