@@ -284,3 +284,60 @@ func TestSystemInfoWithoutCVERSAuthorization(t *testing.T) {
 		t.Fatalf("system info: %+v", got)
 	}
 }
+
+// function_interface: RFC_GET_FUNCTION_INTERFACE's PARAMS, the group from TFDIR, the text from TFTIT.
+func TestFunctionInterfaceThroughRFCGetFunctionInterface(t *testing.T) {
+	h := start(t, "    write_function_modules: [BAPI_PO_CHANGE]\n")
+	var got sap.FunctionInterface
+	if err := h.call(t, "ALICE", "alice-Secret-2", sap.EndpointFunctionInterface, sap.FunctionInterfaceRequest{Function: "bapi_po_change"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Function != "BAPI_PO_CHANGE" || got.Group != "MEWP" || got.Description != "Change Purchase Order" ||
+		!got.RemoteEnabled || !got.Writes || got.Released {
+		t.Fatalf("interface: %+v", got)
+	}
+	if len(got.Parameters) != 6 {
+		t.Fatalf("parameters: %+v", got.Parameters)
+	}
+	po, testrun, ret := got.Parameters[0], got.Parameters[2], got.Parameters[4]
+	if po.Name != "PURCHASEORDER" || po.Kind != "import" || po.Type != "EBELN" || po.Optional || po.Description != "Purchasing Document Number" {
+		t.Fatalf("PURCHASEORDER: %+v", po)
+	}
+	if testrun.Name != "TESTRUN" || !testrun.Optional || testrun.Type != "BAPIFLAG-BAPIFLAG" {
+		t.Fatalf("TESTRUN: %+v", testrun)
+	}
+	if ret.Name != "RETURN" || ret.Kind != "tables" || ret.Type != "BAPIRET2" {
+		t.Fatalf("RETURN: %+v", ret)
+	}
+	for _, c := range h.sap.callsTo("RFC_GET_FUNCTION_INTERFACE") {
+		if c.User != "ALICE" || !strings.Contains(c.Body, "<FUNCNAME>BAPI_PO_CHANGE</FUNCNAME>") {
+			t.Fatalf("call: %+v", c)
+		}
+	}
+}
+
+// Without S_TABU_DIS for TFDIR/TFTIT the parameters still answer; group and text stay empty.
+func TestFunctionInterfaceWithoutTFDIRAuthorization(t *testing.T) {
+	h := start(t, "")
+	h.sap.mu.Lock()
+	h.sap.deny = map[string]bool{"TFDIR": true, "TFTIT": true}
+	h.sap.mu.Unlock()
+	var got sap.FunctionInterface
+	if err := h.call(t, "", "", sap.EndpointFunctionInterface, sap.FunctionInterfaceRequest{Function: "BAPI_PO_CHANGE"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Group != "" || got.Description != "" || len(got.Parameters) != 6 || got.Writes {
+		t.Fatalf("interface: %+v", got)
+	}
+}
+
+func TestFunctionInterfaceUnknownFunctionIsNotFound(t *testing.T) {
+	h := start(t, "")
+	h.sap.mu.Lock()
+	h.sap.unknownFM = true
+	h.sap.mu.Unlock()
+	err := h.call(t, "", "", sap.EndpointFunctionInterface, sap.FunctionInterfaceRequest{Function: "Z_NOPE"}, nil)
+	if se := protoCode(t, err); se.Code != sap.ErrNotFound || se.Status != 404 {
+		t.Fatalf("got %v", se)
+	}
+}

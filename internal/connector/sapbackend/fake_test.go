@@ -19,9 +19,11 @@ type fakeSAP struct {
 	srv   *httptest.Server
 	users map[string]string // user → password
 	deny  map[string]bool   // tables RFC_READ_TABLE refuses with NOT_AUTHORIZED
-	mu    sync.Mutex
-	calls []fakeCall
-	n     int
+	// unknownFM: RFC_GET_FUNCTION_INTERFACE answers FU_NOT_FOUND.
+	unknownFM bool
+	mu        sync.Mutex
+	calls     []fakeCall
+	n         int
 }
 
 type fakeCall struct {
@@ -129,6 +131,14 @@ func (f *fakeSAP) serveRFC(w http.ResponseWriter, r *http.Request, user string) 
 	case "BAPI_TRANSACTION_ROLLBACK":
 		_, _ = w.Write(f.file("bapi_transaction_rollback.response.xml"))
 	case "RFC_GET_FUNCTION_INTERFACE":
+		f.mu.Lock()
+		unknown := f.unknownFM
+		f.mu.Unlock()
+		if unknown {
+			w.WriteHeader(500)
+			_, _ = io.WriteString(w, fault(fm, "FU_NOT_FOUND"))
+			return
+		}
 		_, _ = w.Write(f.file("rfc_get_function_interface_bapi_po_change.response.xml"))
 	case "BAPI_TRANSACTION_COMMIT":
 		_, _ = w.Write(f.file("bapi_transaction_commit.response.xml"))
@@ -157,6 +167,17 @@ func (f *fakeSAP) serveRFC(w http.ResponseWriter, r *http.Request, user string) 
 			_, _ = io.WriteString(w, readTable([]col{{"TABCLASS", 8}, {"CONTFLAG", 1}}, [][]string{{"TRANSP", "A"}}))
 		case "DD02T":
 			_, _ = io.WriteString(w, readTable([]col{{"DDTEXT", 60}}, [][]string{{"General Data in Customer Master"}}))
+		case "TFDIR":
+			switch {
+			case strings.Contains(body, "FUNCNAME = &#39;BAPI_PO_CHANGE&#39;") || strings.Contains(body, "FUNCNAME = 'BAPI_PO_CHANGE'"):
+				_, _ = io.WriteString(w, readTable([]col{{"PNAME", 40}}, [][]string{{"SAPLMEWP"}}))
+			case strings.Contains(body, "INCLUDE = &#39;01&#39;") || strings.Contains(body, "INCLUDE = '01'"):
+				_, _ = io.WriteString(w, readTable([]col{{"FUNCNAME", 30}}, [][]string{{"Z_ORDER_POST"}}))
+			default:
+				_, _ = io.WriteString(w, readTable([]col{{"PNAME", 40}}, nil))
+			}
+		case "TFTIT":
+			_, _ = io.WriteString(w, readTable([]col{{"STEXT", 74}}, [][]string{{"Change Purchase Order"}}))
 		case "CVERS":
 			_, _ = io.WriteString(w, readTable([]col{{"COMPONENT", 30}, {"RELEASE", 10}, {"EXTRELEASE", 10}},
 				[][]string{{"SAP_BASIS", "750", "0025"}, {"SAP_ABA", "750", "0025"}, {"SAP_APPL", "618", "0020"}}))
