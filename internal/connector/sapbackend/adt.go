@@ -85,9 +85,9 @@ func (b *Backend) ABAPSource(ctx context.Context, cred connector.Credentials, re
 	return &sap.ABAPSource{ObjectType: strings.ToUpper(req.ObjectType), Name: strings.ToUpper(req.Name), Source: src, Lines: lines}, nil
 }
 
-// WhereUsed asks ADT's usage references. A system without them (SAP_BASIS below 7.50) answers
-// NOT_SUPPORTED: the fallback over the cross-reference tables (WBCROSSGT, CROSS) through
-// RFC_READ_TABLE is not built yet.
+// WhereUsed asks ADT's usage references. A system without them (SAP_BASIS below 7.50) is
+// answered from the cross-reference tables WBCROSSGT and CROSS through RFC_READ_TABLE when
+// SOAP RFC is on; otherwise NOT_SUPPORTED.
 func (b *Backend) WhereUsed(ctx context.Context, cred connector.Credentials, req sap.WhereUsedRequest) (*sap.WhereUsedResponse, error) {
 	c, err := b.adtClient(sap.EndpointWhereUsed)
 	if err != nil {
@@ -98,8 +98,13 @@ func (b *Backend) WhereUsed(ctx context.Context, cred connector.Credentials, req
 	}
 	res, err := c.WhereUsed(ctx, adtCred(cred), req.ObjectType, req.Name)
 	if errors.Is(err, adt.ErrNotSupported) {
-		return nil, connector.NotSupported("where_used: system %s has no ADT usage references (SAP_BASIS below 7.50); "+
-			"the fallback over WBCROSSGT/CROSS is not built yet (%s)", b.sys.ID, err.Error())
+		rfc := b.rfc
+		if rfc == nil || b.rfcErr != nil {
+			return nil, connector.NotSupported("where_used: system %s has no ADT usage references (SAP_BASIS below 7.50) "+
+				"and the fallback over WBCROSSGT/CROSS needs SOAP RFC (interfaces.soap_rfc) (%s)", b.sys.ID, err.Error())
+		}
+		return b.crossWhereUsed(ctx, rfc, cred, strings.ToUpper(strings.TrimSpace(req.ObjectType)),
+			strings.ToUpper(strings.TrimSpace(req.Name)), req.Limit)
 	}
 	if err != nil {
 		return nil, protoErr(err)

@@ -191,12 +191,24 @@ func TestSearchObjectsThroughADT(t *testing.T) {
 	}
 }
 
-func TestWhereUsedOnLegacySystemIsNotSupported(t *testing.T) {
+// On a system without ADT usage references where_used reads WBCROSSGT and maps each using
+// include to its main object: class and interface pool includes, function module includes
+// through TFDIR, other function group includes, programs.
+func TestWhereUsedOnLegacySystemReadsWBCROSSGT(t *testing.T) {
 	h := start(t, "")
-	err := h.call(t, "", "", sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: "CLAS", Name: "ZCL_ORDER"}, nil)
-	se := protoCode(t, err)
-	if se.Code != sap.ErrNotSupported || !strings.Contains(se.Message, "usage references") {
-		t.Fatalf("got %v", se)
+	var got sap.WhereUsedResponse
+	if err := h.call(t, "ALICE", "alice-Secret-2", sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: "CLAS", Name: "zcl_order"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []sap.Usage{{ObjectType: "CLAS", Name: "ZCL_ORDER_API"}, {ObjectType: "INTF", Name: "ZIF_ORDER_EVENTS"},
+		{ObjectType: "FUNC", Name: "Z_ORDER_POST"}, {ObjectType: "FUGR", Name: "ZORDER"}, {ObjectType: "PROG", Name: "ZR_ORDER_REPORT"}}
+	if len(got.Usages) != len(want) {
+		t.Fatalf("usages: %+v", got.Usages)
+	}
+	for i := range want {
+		if got.Usages[i] != want[i] {
+			t.Fatalf("usage %d: got %+v, want %+v", i, got.Usages[i], want[i])
+		}
 	}
 	h.sap.mu.Lock()
 	defer h.sap.mu.Unlock()
@@ -204,6 +216,60 @@ func TestWhereUsedOnLegacySystemIsNotSupported(t *testing.T) {
 		if strings.Contains(c.FM, "usageReferences") {
 			t.Fatalf("where-used was sent to a system without it: %s", c.FM)
 		}
+		if c.FM == "RFC_READ_TABLE" && c.User != "ALICE" {
+			t.Fatalf("the caller must read the cross-reference tables, got %s", c.User)
+		}
+	}
+}
+
+// A function module's usages come from CROSS (TYPE 'F'); a namespaced group include without a
+// TFDIR row is named by its group; limit cuts the list.
+func TestWhereUsedOnLegacySystemReadsCROSSForFunctions(t *testing.T) {
+	h := start(t, "")
+	var got sap.WhereUsedResponse
+	if err := h.call(t, "", "", sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: "FUNC", Name: "Z_ORDER_POST"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []sap.Usage{{ObjectType: "PROG", Name: "ZR_ORDER_REPORT"}, {ObjectType: "CLAS", Name: "ZCL_ORDER_API"}, {ObjectType: "FUGR", Name: "/ACME/SALES"}}
+	if len(got.Usages) != len(want) || got.Usages[0] != want[0] || got.Usages[1] != want[1] || got.Usages[2] != want[2] {
+		t.Fatalf("usages: %+v", got.Usages)
+	}
+	if len(h.sap.callsTo("RFC_READ_TABLE")) == 0 {
+		t.Fatal("CROSS not read")
+	}
+	got = sap.WhereUsedResponse{}
+	if err := h.call(t, "", "", sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: "FUNC", Name: "Z_ORDER_POST", Limit: 2}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Usages) != 2 {
+		t.Fatalf("limit 2: %+v", got.Usages)
+	}
+}
+
+// Without S_TABU_DIS/S_TABU_NAM for WBCROSSGT the caller gets AUTHORIZATION_FAILED, not an empty list.
+func TestWhereUsedOnLegacySystemWithoutTableAuthorization(t *testing.T) {
+	h := start(t, "")
+	h.sap.mu.Lock()
+	h.sap.deny = map[string]bool{"WBCROSSGT": true}
+	h.sap.mu.Unlock()
+	err := h.call(t, "", "", sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: "CLAS", Name: "ZCL_ORDER"}, nil)
+	if se := protoCode(t, err); se.Code != sap.ErrAuthorization || se.Status != 403 {
+		t.Fatalf("got %v", se)
+	}
+}
+
+// With SOAP RFC switched off the legacy system has no way to answer where_used.
+func TestWhereUsedOnLegacySystemWithoutSOAPRFCIsNotSupported(t *testing.T) {
+	// Every endpoint must be routed away from a switched-off interface.
+	routes := []string{}
+	for _, e := range connector.Endpoints {
+		routes = append(routes, e+": adt")
+	}
+	h := start(t, "    interfaces:\n      soap_rfc: false\n      routes: {"+strings.Join(routes, ", ")+"}\n")
+	err := h.call(t, "", "", sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: "CLAS", Name: "ZCL_ORDER"}, nil)
+	se := protoCode(t, err)
+	if se.Code != sap.ErrNotSupported || !strings.Contains(se.Message, "usage references") || !strings.Contains(se.Message, "soap_rfc") {
+		t.Fatalf("got %v", se)
 	}
 }
 

@@ -169,13 +169,27 @@ func (f *fakeSAP) serveRFC(w http.ResponseWriter, r *http.Request, user string) 
 			_, _ = io.WriteString(w, readTable([]col{{"DDTEXT", 60}}, [][]string{{"General Data in Customer Master"}}))
 		case "TFDIR":
 			switch {
-			case strings.Contains(body, "FUNCNAME = &#39;BAPI_PO_CHANGE&#39;") || strings.Contains(body, "FUNCNAME = 'BAPI_PO_CHANGE'"):
+			case sent(body, "FUNCNAME = 'BAPI_PO_CHANGE'"):
 				_, _ = io.WriteString(w, readTable([]col{{"PNAME", 40}}, [][]string{{"SAPLMEWP"}}))
-			case strings.Contains(body, "INCLUDE = &#39;01&#39;") || strings.Contains(body, "INCLUDE = '01'"):
+			case sent(body, "PNAME = 'SAPLZORDER' AND INCLUDE = '01'"):
 				_, _ = io.WriteString(w, readTable([]col{{"FUNCNAME", 30}}, [][]string{{"Z_ORDER_POST"}}))
 			default:
-				_, _ = io.WriteString(w, readTable([]col{{"PNAME", 40}}, nil))
+				_, _ = io.WriteString(w, readTable([]col{{"FUNCNAME", 30}}, nil))
 			}
+		case "WBCROSSGT":
+			var rows [][]string
+			if sent(body, "NAME = 'ZCL_ORDER'") {
+				rows = [][]string{{"ZCL_ORDER_API==================CM001"}, {"ZCL_ORDER_API==================CU"},
+					{"ZIF_ORDER_EVENTS===============IU"}, {"LZORDERU01"}, {"LZORDERF01"}, {"ZR_ORDER_REPORT"},
+					{"ZCL_ORDER======================CCIMP"}}
+			}
+			_, _ = io.WriteString(w, readTable([]col{{"INCLUDE", 40}}, rows))
+		case "CROSS":
+			var rows [][]string
+			if sent(body, "TYPE = 'F' AND NAME = 'Z_ORDER_POST'") {
+				rows = [][]string{{"ZR_ORDER_REPORT"}, {"ZCL_ORDER_API==================CM002"}, {"/ACME/LSALESU01"}, {"LZORDERU01"}}
+			}
+			_, _ = io.WriteString(w, readTable([]col{{"INCLUDE", 40}}, rows))
 		case "TFTIT":
 			_, _ = io.WriteString(w, readTable([]col{{"STEXT", 74}}, [][]string{{"Change Purchase Order"}}))
 		case "CVERS":
@@ -189,6 +203,12 @@ func (f *fakeSAP) serveRFC(w http.ResponseWriter, r *http.Request, user string) 
 		w.WriteHeader(500)
 		_, _ = io.WriteString(w, fault(fm, "FU_NOT_FOUND"))
 	}
+}
+
+// sent reports whether the envelope carries text, with its quotes escaped or not.
+func sent(body, text string) bool {
+	return strings.Contains(body, text) || strings.Contains(body, strings.ReplaceAll(text, "'", "&#39;")) ||
+		strings.Contains(body, strings.ReplaceAll(text, "'", "&apos;"))
 }
 
 type col struct {

@@ -77,13 +77,7 @@ func paramType(p soaprfc.Struct) string {
 
 // groupOfProgram is the function group of its main program: SAPLZFG → ZFG, /NS/SAPLFG → /NS/FG.
 func groupOfProgram(pname string) string {
-	p := strings.TrimSpace(pname)
-	ns := ""
-	if strings.HasPrefix(p, "/") {
-		if i := strings.Index(p[1:], "/"); i >= 0 {
-			ns, p = p[:i+2], p[i+2:]
-		}
-	}
+	ns, p := splitNamespace(strings.TrimSpace(pname))
 	if !strings.HasPrefix(p, "SAPL") {
 		return ""
 	}
