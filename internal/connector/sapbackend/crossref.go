@@ -15,18 +15,18 @@ const crossRowLimit = 5000
 
 // crossTables says where the system's where-used list keeps references to an object type:
 // CROSS (TYPE 'F' function modules, 'R' submitted programs) or WBCROSSGT (global types:
-// classes, interfaces, tables, structures, data elements, their components). An empty type
-// asks both.
-func crossTables(objectType string) (cross []string, wbcrossgt bool) {
+// classes, interfaces, tables, structures, data elements, table types, CDS entities). Other
+// types (includes are in WBCROSSI, messages in CROSS 'N', …) are not mapped: ok is false.
+func crossTables(objectType string) (cross []string, wbcrossgt, ok bool) {
 	switch objectType {
 	case "FUNC":
-		return []string{"F"}, false
+		return []string{"F"}, false, true
 	case "PROG":
-		return []string{"R"}, false
-	case "":
-		return []string{"F", "R"}, true
+		return []string{"R"}, false, true
+	case "CLAS", "INTF", "TABL", "STRU", "DTEL", "TTYP", "DDLS", "VIEW":
+		return nil, true, true
 	}
-	return nil, true
+	return nil, false, false
 }
 
 // crossWhereUsed is where_used on a system without ADT usage references: RFC_READ_TABLE of
@@ -34,7 +34,11 @@ func crossTables(objectType string) (cross []string, wbcrossgt bool) {
 // line: the tables do not store one.
 func (b *Backend) crossWhereUsed(ctx context.Context, c *soaprfc.Client, cred connector.Credentials, objectType, name string, limit int) (*sap.WhereUsedResponse, error) {
 	lit := soaprfc.QuoteLiteral(name)
-	cross, wb := crossTables(objectType)
+	cross, wb, ok := crossTables(objectType)
+	if !ok {
+		return nil, connector.NotSupported("where_used: system %s has no ADT usage references (SAP_BASIS below 7.50); "+
+			"its where-used tables are read for FUNC, PROG, CLAS, INTF, TABL, STRU, DTEL, TTYP, DDLS and VIEW, not %s", b.sys.ID, objectType)
+	}
 	var includes []string
 	collect := func(r soaprfc.Struct) error {
 		includes = append(includes, strings.TrimSpace(r["INCLUDE"]))
