@@ -45,7 +45,8 @@ func (b *Backend) crossWhereUsed(ctx context.Context, c *soaprfc.Client, cred co
 		return nil
 	}
 	if wb {
-		// A class's methods and attributes are stored as ZCL_X\ME:NAME; the class itself as ZCL_X.
+		// A class's methods and attributes are stored as ZCL_X\ME:NAME (ask for that name to
+		// find one method's users); the class itself as ZCL_X.
 		where := "NAME = " + lit
 		if _, err := c.ReadTable(ctx, rfcCred(cred), soaprfc.ReadTableRequest{Table: "WBCROSSGT", Fields: []string{"INCLUDE"},
 			Where: where, RowCount: crossRowLimit}, collect); err != nil {
@@ -61,15 +62,17 @@ func (b *Backend) crossWhereUsed(ctx context.Context, c *soaprfc.Client, cred co
 	}
 	out := &sap.WhereUsedResponse{Usages: []sap.Usage{}}
 	seen := map[sap.Usage]bool{{ObjectType: objectType, Name: name}: true}
+	mapped := map[string]bool{} // one TFDIR look-up per include, however many rows name it
 	for _, inc := range includes {
-		if inc == "" {
+		if inc == "" || mapped[inc] {
 			continue
 		}
+		mapped[inc] = true
 		u, err := b.mainObject(ctx, c, cred, inc)
 		if err != nil {
 			return nil, err
 		}
-		if seen[u] || (u.Name == name && (objectType == "" || u.ObjectType == objectType)) {
+		if seen[u] { // the object itself (its own includes) or one already named
 			continue
 		}
 		seen[u] = true
