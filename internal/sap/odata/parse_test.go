@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -159,5 +160,41 @@ func TestErrorStatusMapping(t *testing.T) {
 	}
 	if pe := ParseGatewayError(412, nil).Protocol(); pe.Exception != "PRECONDITION_FAILED" {
 		t.Errorf("412 exception %q", pe.Exception)
+	}
+}
+
+func TestParseBatchResponseRecorded(t *testing.T) {
+	body := readTestdata(t, "batch_response_with_error.txt")
+	ct := "multipart/mixed; boundary=batchresponse_76ef6b0a-a0e2-4f31-9f70-f5d3f73a6bef"
+	for _, crlf := range []bool{false, true} {
+		b := body
+		if crlf {
+			b = bytes.ReplaceAll(body, []byte("\n"), []byte("\r\n"))
+		}
+		res, err := ParseBatchResponse(ct, b)
+		if err != nil {
+			t.Fatalf("crlf %v: %v", crlf, err)
+		}
+		if len(res) != 3 {
+			t.Fatalf("crlf %v: %d parts", crlf, len(res))
+		}
+		if res[0].Failed() != nil || res[0].Results[0].Status != 200 {
+			t.Errorf("part 1: %+v", res[0])
+		}
+		page, err := ParseEntitySet(res[0].Results[0].Body)
+		if err != nil || len(page.Entities) != 1 || page.Entities[0].Properties["StringValue"] != "Foo" {
+			t.Errorf("part 1 body: %v %+v", err, page)
+		}
+		ent, err := ParseEntity(res[1].Results[0].Body, "")
+		if err != nil || ent.Properties["IntegerValue"] != float64(9000) {
+			t.Errorf("part 2 body: %v %+v", err, ent)
+		}
+		f := res[2].Failed()
+		if f == nil || f.Status != 400 || f.Code != "ZCU/100" || len(f.Details) != 2 {
+			t.Fatalf("part 3: %+v", f)
+		}
+		if f.Message != "Service 0000000003 0000000010 niet gevonden voor operatie 0410" {
+			t.Errorf("part 3 message %q", f.Message)
+		}
 	}
 }
