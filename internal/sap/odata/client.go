@@ -152,6 +152,7 @@ func (c *Client) send(ctx context.Context, creds Credentials, s *session, r requ
 	u.Path = strings.TrimSuffix(u.Path, "/") + servicePath(r.service) + "/"
 	rel, relQuery, _ := strings.Cut(r.rel, "?")
 	u.Path += rel
+	u.RawPath = escapePath(u.Path)
 	q, _ := url.ParseQuery(relQuery)
 	for k, vs := range r.query {
 		q[k] = vs
@@ -223,6 +224,18 @@ func (c *Client) send(ctx context.Context, creds Credentials, s *session, r requ
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
 }
 
+// keepInPath are the characters OData key predicates use; SAP reads them unescaped.
+var keepInPath = strings.NewReplacer("%27", "'", "%28", "(", "%29", ")", "%2C", ",", "%3D", "=", "%24", "$", "%2F", "/")
+
+// escapePath escapes a decoded path segment by segment, keeping key predicates readable.
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = keepInPath.Replace(url.PathEscape(s))
+	}
+	return strings.Join(segs, "/")
+}
+
 func isHTML(contentType string, body []byte) bool {
 	if strings.Contains(strings.ToLower(contentType), "text/html") {
 		return true
@@ -274,7 +287,7 @@ func KeyPredicate(keys ...KeyValue) string {
 			parts[i] = k.Name + "=" + v
 		}
 	}
-	return "(" + url.PathEscape(strings.Join(parts, ",")) + ")"
+	return "(" + strings.Join(parts, ",") + ")"
 }
 
 // KeyValue is one key property. Raw values (numbers, guid'…', datetime'…') are not quoted.
