@@ -40,9 +40,12 @@ type fakeGateway struct {
 	batchParts []string
 	sapClients []string
 	uris       []string
+	fetchReq   http.Header // headers of the last CSRF fetch
 }
 
-func (g *fakeGateway) etag() string { return fmt.Sprintf(`W/"datetime'2026-11-27T12%%3A00%%3A%02d'"`, g.version) }
+func (g *fakeGateway) etag() string {
+	return fmt.Sprintf(`W/"datetime'2026-11-27T12%%3A00%%3A%02d'"`, g.version)
+}
 
 func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
@@ -62,6 +65,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rel := strings.TrimPrefix(r.URL.Path, prefix)
 	if r.Method == http.MethodGet && r.Header.Get("X-Csrf-Token") == "Fetch" {
 		g.fetches++
+		g.fetchReq = r.Header.Clone()
 		if g.token == "" {
 			g.tokenSeq++
 			g.token = "tok" + strconv.Itoa(g.tokenSeq)
@@ -408,5 +412,34 @@ func TestMetadataOverHTTP(t *testing.T) {
 	}
 	if err := s.ValidateWrite("A_BusinessPartner", WriteUpdate, map[string]any{"OrganizationBPName1": strings.Repeat("x", 41)}); !errors.Is(err, ErrBadInput) {
 		t.Errorf("41 characters in a MaxLength 40 field: %v", err)
+	}
+}
+
+// TestCSRFFetchMatchesRecordedFlow checks that the token fetch carries the headers of SAP's
+// recorded CSRF flow (testdata/csrf_fetch.request).
+func TestCSRFFetchMatchesRecordedFlow(t *testing.T) {
+	lines := strings.Split(string(readTestdata(t, "csrf_fetch.request")), "\n")
+	if !strings.HasPrefix(lines[0], "GET /sap/opu/odata/sap/API_BUSINESS_PARTNER/") || !strings.Contains(lines[0], "sap-client=") {
+		t.Fatalf("recorded request line %q", lines[0])
+	}
+	g, c := newFake(t, 0)
+	if _, err := c.Create(context.Background(), creds, bpService, "A_BusinessPartnerFail", map[string]any{}); !errors.Is(err, ErrBadInput) {
+		t.Fatalf("create: %v", err)
+	}
+	for _, l := range lines[1:] {
+		name, value, ok := strings.Cut(l, ": ")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		got := g.fetchReq.Get(name)
+		if name == "Authorization" {
+			if !strings.HasPrefix(got, "Basic ") || !strings.HasPrefix(value, "Basic ") {
+				t.Errorf("Authorization %q", got)
+			}
+			continue
+		}
+		if got != value {
+			t.Errorf("%s: sent %q, recorded %q", name, got, value)
+		}
 	}
 }
