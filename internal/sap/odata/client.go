@@ -30,6 +30,8 @@ type Config struct {
 	HTTP    *http.Client
 	MaxBody int64 // 0: DefaultMaxBody
 	Timeout time.Duration
+	// UpdateMethod is PATCH (default) or MERGE, for Gateway releases that take only MERGE.
+	UpdateMethod string
 }
 
 // Credentials are sent as Basic auth on every call; they never appear in errors.
@@ -60,6 +62,13 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.HTTP == nil {
 		cfg.HTTP = &http.Client{Timeout: 60 * time.Second}
+	}
+	switch cfg.UpdateMethod {
+	case "":
+		cfg.UpdateMethod = http.MethodPatch
+	case http.MethodPatch, "MERGE":
+	default:
+		return nil, fmt.Errorf("odata: update method %q is neither PATCH nor MERGE", cfg.UpdateMethod)
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
@@ -192,7 +201,11 @@ func (c *Client) send(ctx context.Context, creds Credentials, s *session, r requ
 	resp, err := hc.Do(req)
 	if err != nil {
 		// url.Error holds the URL, which carries no credentials (Basic auth is a header).
-		return nil, &Error{Kind: ErrUnavailable, Message: "SAP not reachable: " + errors.Unwrap(err).Error(), Path: path}
+		cause := err
+		if inner := errors.Unwrap(err); inner != nil {
+			cause = inner
+		}
+		return nil, &Error{Kind: ErrUnavailable, Message: "SAP not reachable: " + cause.Error(), Path: path}
 	}
 	defer resp.Body.Close()
 	if cks := resp.Cookies(); len(cks) > 0 {
@@ -218,7 +231,7 @@ func (c *Client) send(ctx context.Context, creds Credentials, s *session, r requ
 		e.Path = path
 		return nil, e
 	}
-	if r.method != http.MethodHead && len(data) > 0 && !strings.HasSuffix(r.rel, "$metadata") && isHTML(resp.Header.Get("Content-Type"), data) {
+	if r.method != http.MethodHead && len(data) > 0 && isHTML(resp.Header.Get("Content-Type"), data) {
 		return nil, &Error{Kind: ErrHTMLResponse, Status: resp.StatusCode, Path: path}
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
@@ -360,7 +373,7 @@ func (c *Client) Create(ctx context.Context, creds Credentials, service, set str
 	return ParseEntity(resp.Body, resp.Header.Get("ETag"))
 }
 
-// Update changes the given properties with PATCH (MERGE semantics in OData v2), guarded by
+// Update changes the given properties with PATCH or MERGE (Config.UpdateMethod), guarded by
 // If-Match: etag (from a read). A 412 answer is ErrConflict. An empty etag is refused
 // before sending: a blind overwrite is never what an agent meant.
 func (c *Client) Update(ctx context.Context, creds Credentials, service, set string, key []KeyValue, props map[string]any, etag string) (newETag string, err error) {
@@ -371,7 +384,7 @@ func (c *Client) Update(ctx context.Context, creds Credentials, service, set str
 	if jerr != nil {
 		return "", &Error{Kind: ErrBadInput, Message: "entity does not encode as JSON"}
 	}
-	resp, err := c.do(ctx, creds, request{method: http.MethodPatch, service: service, rel: set + KeyPredicate(key...), body: body,
+	resp, err := c.do(ctx, creds, request{method: c.cfg.UpdateMethod, service: service, rel: set + KeyPredicate(key...), body: body,
 		header: http.Header{"Content-Type": {"application/json"}, "If-Match": {etag}}})
 	if err != nil {
 		return "", err

@@ -91,7 +91,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rel == "A_BusinessPartner('1')" && r.Method == http.MethodGet:
 		w.Header().Set("ETag", g.etag())
 		writeJSON(w, http.StatusOK, map[string]any{"d": g.bp()})
-	case rel == "A_BusinessPartner('1')" && r.Method == http.MethodPatch:
+	case rel == "A_BusinessPartner('1')" && (r.Method == http.MethodPatch || r.Method == "MERGE"):
 		if r.Header.Get("If-Match") != g.etag() {
 			gwError(w, http.StatusPreconditionFailed, "/IWBEP/CM_MGW_RT/022", "Precondition failed")
 			return
@@ -209,11 +209,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func readTestdataT(t *testing.T, name string) []byte { return readTestdata(t, name) }
 
 func newFake(t *testing.T, maxBody int64) (*fakeGateway, *Client) {
+	return newFakeWith(t, Config{MaxBody: maxBody})
+}
+
+func newFakeWith(t *testing.T, cfg Config) (*fakeGateway, *Client) {
 	t.Helper()
 	g := &fakeGateway{t: t, name: "Initial"}
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	c, err := New(Config{BaseURL: srv.URL, Client: "100", HTTP: srv.Client(), MaxBody: maxBody})
+	cfg.BaseURL, cfg.Client, cfg.HTTP = srv.URL, "100", srv.Client()
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +276,13 @@ func TestCSRFRefetchOnceWhenExpired(t *testing.T) {
 }
 
 func TestETagIfMatchRoundTrip(t *testing.T) {
-	g, c := newFake(t, 0)
+	for _, m := range []string{"", "MERGE"} {
+		t.Run("method="+m, func(t *testing.T) { testETagRoundTrip(t, m) })
+	}
+}
+
+func testETagRoundTrip(t *testing.T, method string) {
+	g, c := newFakeWith(t, Config{UpdateMethod: method})
 	ctx := context.Background()
 	first, err := c.Get(ctx, creds, bpService, "A_BusinessPartner", bpKey("1"))
 	if err != nil {
@@ -293,6 +304,13 @@ func TestETagIfMatchRoundTrip(t *testing.T) {
 	errors.As(err, &oe)
 	if pe := oe.Protocol(); pe.Status != http.StatusConflict || pe.Exception != "PRECONDITION_FAILED" || !strings.Contains(pe.Message, "read it again") {
 		t.Errorf("protocol %+v", pe)
+	}
+	wantMethod := "PATCH"
+	if method != "" {
+		wantMethod = method
+	}
+	if !strings.HasPrefix(g.uris[len(g.uris)-1], wantMethod+" ") {
+		t.Errorf("update sent as %q, want %s", g.uris[len(g.uris)-1], wantMethod)
 	}
 	if g.name != "Mine" {
 		t.Errorf("name %q after a refused stale update", g.name)
