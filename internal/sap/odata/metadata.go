@@ -171,9 +171,13 @@ const (
 
 // ValidateWrite checks an entity body against the set's type before it is sent: the set
 // allows the write, every field exists and may be written, strings fit MaxLength, values
-// have the property's type, and a create carries every key and non-nullable field. The
-// first problem is returned as a bad-input *Error naming the field.
+// have the property's type, and null only where Nullable. Missing fields are not an error:
+// SAP fills defaults and numbers keys such as BusinessPartner from a number range. The
+// first problem (fields in name order) is a bad-input *Error naming the field.
 func (s *Schema) ValidateWrite(set, kind string, entity map[string]any) error {
+	if kind != WriteCreate && kind != WriteUpdate {
+		return &Error{Kind: ErrBadInput, Message: "write kind " + kind + " is neither create nor update"}
+	}
 	es, ok := s.EntitySets[set]
 	if !ok {
 		return &Error{Kind: ErrNotFound, Message: "entity set " + set + " is not in the service's $metadata"}
@@ -201,23 +205,7 @@ func (s *Schema) ValidateWrite(set, kind string, entity map[string]any) error {
 			return err
 		}
 	}
-	if kind == WriteCreate {
-		for _, p := range es.EntityType.Properties {
-			if _, given := entity[p.Name]; !given && !p.Nullable && p.Creatable && isKey(es.EntityType, p.Name) {
-				return badField(p.Name, "is a key and must be given on create")
-			}
-		}
-	}
 	return nil
-}
-
-func isKey(t *EntityType, name string) bool {
-	for _, k := range t.Key {
-		if k == name {
-			return true
-		}
-	}
-	return false
 }
 
 func badField(field, msg string) error {
