@@ -41,6 +41,7 @@ type fakeGateway struct {
 	sapClients []string
 	uris       []string
 	fetchReq   http.Header // headers of the last CSRF fetch
+	rotate     bool        // every fetched token is already stale (a broken load balancer)
 }
 
 func (g *fakeGateway) etag() string {
@@ -71,6 +72,9 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.token = "tok" + strconv.Itoa(g.tokenSeq)
 		}
 		w.Header().Set("X-Csrf-Token", g.token)
+		if g.rotate {
+			defer func() { g.token = "" }()
+		}
 		http.SetCookie(w, &http.Cookie{Name: "SAP_SESSIONID_S4H_100", Value: g.token, Path: "/"})
 	}
 	if r.Method != http.MethodGet {
@@ -459,5 +463,22 @@ func TestCSRFFetchMatchesRecordedFlow(t *testing.T) {
 		if got != value {
 			t.Errorf("%s: sent %q, recorded %q", name, got, value)
 		}
+	}
+}
+
+func TestCSRFRefusedTwiceIsAnError(t *testing.T) {
+	g, c := newFake(t, 0)
+	g.rotate = true
+	_, err := c.Create(context.Background(), creds, bpService, "A_BusinessPartnerFail", map[string]any{})
+	if !errors.Is(err, ErrCSRF) {
+		t.Fatalf("create with a token refused twice: %v, want ErrCSRF", err)
+	}
+	var oe *Error
+	errors.As(err, &oe)
+	if pe := oe.Protocol(); pe.Code != sap.ErrSystemUnavailable {
+		t.Errorf("protocol %+v", pe)
+	}
+	if g.fetches != 2 || g.refused != 2 {
+		t.Errorf("fetches %d refused %d, want exactly one retry", g.fetches, g.refused)
 	}
 }
