@@ -169,7 +169,8 @@ func (c *Client) send(ctx context.Context, creds Credentials, s *session, r requ
 	if c.cfg.Client != "" {
 		q.Set("sap-client", c.cfg.Client)
 	}
-	u.RawQuery = strings.ReplaceAll(q.Encode(), "%24", "$")
+	// $-options read better unescaped; spaces go as %20, which every Gateway release decodes.
+	u.RawQuery = strings.NewReplacer("%24", "$", "+", "%20").Replace(q.Encode())
 	path := u.Path
 	if c.cfg.Timeout > 0 {
 		var cancel context.CancelFunc

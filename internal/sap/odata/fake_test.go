@@ -329,7 +329,7 @@ func testETagRoundTrip(t *testing.T, method string) {
 }
 
 func TestListWithQueryAndPaging(t *testing.T) {
-	_, c := newFake(t, 0)
+	g, c := newFake(t, 0)
 	ctx := context.Background()
 	q := Query{Filter: "BusinessPartnerCategory eq '2'", Select: []string{"BusinessPartner", "OrganizationBPName1"}}
 	page, err := c.List(ctx, creds, bpService, "A_BusinessPartner", q)
@@ -347,6 +347,9 @@ func TestListWithQueryAndPaging(t *testing.T) {
 		if page, err = c.Next(ctx, creds, bpService, page); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if want := "$filter=BusinessPartnerCategory%20eq%20%272%27"; !strings.Contains(g.uris[0], want) {
+		t.Errorf("first request %q lacks %q", g.uris[0], want)
 	}
 	if strings.Join(ids, ",") != "10,11,12,13,14" {
 		t.Errorf("ids %v", ids)
