@@ -44,8 +44,9 @@ var adjudicated = map[string]string{
 // TestAgainstAbaplint compares, per ABAP object, the objects abapref finds
 // with those abaplint's syntax check resolves (internal/abapref/oracle): by
 // class, "table" (SQL sources and targets) and "type" (DDIC types, classes,
-// interfaces). Function modules, programs, BDEFs, message classes and CDS
-// sources are outside abaplint's references and not compared.
+// interfaces). References to function modules, programs, BDEFs and message
+// classes are outside abaplint's references and not compared, nor are CDS
+// sources; a function group is compared with its modules' XML interface types.
 func TestAgainstAbaplint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("abaplint oracle: skipped in -short")
