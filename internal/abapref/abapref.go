@@ -35,7 +35,7 @@ const (
 // tells it (TABL, FUNC, CLAS, INTF, PROG, TRAN, DDLS, ENHS, ENHO, MSAG, SUSO,
 // BADI); "TYPE" is a DDIC type whose kind (data element, structure, table
 // type, type group) only the DDIC knows. Name is upper-case; Line is 1-based,
-// the first use.
+// the first use (0: named by XML, not by a source line; see FunctionInterfaces).
 type Ref struct {
 	Kind Kind   `json:"kind"`
 	Type string `json:"type"`

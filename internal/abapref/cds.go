@@ -60,7 +60,8 @@ func isCDSWord(c byte) bool {
 
 // CDS extracts the references of a CDS DDL source: the data sources of
 // select from / join / projection on, association and composition targets,
-// the view an extend view extends, and the class of a table function.
+// the view an extend view extends, the class of a table function, and the
+// data elements typing parameters and elements (`p_curr : waers_curr`).
 func CDS(src string) []Ref {
 	toks := tokenizeCDS(src)
 	var c collector
@@ -94,6 +95,7 @@ func CDS(src string) []Ref {
 			c.add(Association, "DDLS", w, toks[j].line)
 		}
 	}
+	elementTypes(&c, toks)
 	for i := 0; i < len(toks); i++ {
 		switch word(toks, i) {
 		case "FROM", "JOIN":
@@ -201,4 +203,97 @@ func castType(c *collector, toks []token, i int) {
 	if n := word(toks, as+1); as > 0 && n != "" && !punct(toks, as+2, ".") {
 		c.add(TypeUse, "DTEL", n, toks[as+1].line)
 	}
+}
+
+// elementTypes records the data elements of typed parameters and elements,
+// `name : dtel` at parenthesis depth 0 outside annotations: a view's `with
+// parameters`, the elements of custom and abstract entities and of a table
+// function's `returns { }`. Built-in types (abap.dats, abap.curr( 16, 2 )),
+// associations and redirections are no such reference; a parameter binding
+// `( p : $parameters.p )` sits inside parentheses.
+func elementTypes(c *collector, toks []token) {
+	anno := annotations(toks)
+	depth := 0
+	for i := 0; i < len(toks); i++ {
+		switch {
+		case punct(toks, i, "("):
+			depth++
+		case punct(toks, i, ")"):
+			depth--
+		}
+		if depth != 0 || anno[i] || word(toks, i) == "" || !punct(toks, i+1, ":") || anno[i+1] {
+			continue
+		}
+		t := word(toks, i+2)
+		switch {
+		case t == "" || strings.HasPrefix(t, "$") || strings.HasPrefix(t, "#") || punct(toks, i+3, "."):
+		case t == "ASSOCIATION" || t == "COMPOSITION" || t == "REDIRECTED":
+		default:
+			c.add(TypeUse, "DTEL", t, toks[i+2].line)
+		}
+	}
+}
+
+// annotations marks the tokens of annotations (`@A.b: value`, `@<A.b: [ … ]`),
+// whose `name: value` pairs are no typed elements.
+func annotations(toks []token) []bool {
+	in := make([]bool, len(toks)+1)
+	for i := 0; i < len(toks); i++ {
+		if !punct(toks, i, "@") {
+			continue
+		}
+		j := i + 1
+		if punct(toks, j, "<") {
+			j++
+		}
+		for word(toks, j) != "" { // the annotation's path: A.b.c
+			j++
+			if !punct(toks, j, ".") {
+				break
+			}
+			j++
+		}
+		if punct(toks, j, ":") {
+			j = annotationValue(toks, j+1)
+		}
+		for k := i; k < j && k < len(toks); k++ {
+			in[k] = true
+		}
+		i = j - 1
+	}
+	return in
+}
+
+// annotationValue is the index after the value starting at j: a literal
+// (`'x'`, `true`, `#ENUM`, `-1`, `0.8`) or a bracketed array or object.
+func annotationValue(toks []token, j int) int {
+	if punct(toks, j, "[") || punct(toks, j, "{") {
+		depth := 0
+		for ; j < len(toks); j++ {
+			switch {
+			case punct(toks, j, "[") || punct(toks, j, "{"):
+				depth++
+			case punct(toks, j, "]") || punct(toks, j, "}"):
+				depth--
+			}
+			if depth == 0 {
+				return j + 1
+			}
+		}
+		return j
+	}
+	if punct(toks, j, "-") {
+		j++
+	}
+	if j < len(toks) && toks[j].kind == tString {
+		return j + 1
+	}
+	for word(toks, j) != "" {
+		j++
+		if !punct(toks, j, ".") || word(toks, j+1) == "" {
+			break
+		}
+		j++
+	}
+	return j
 }

@@ -48,7 +48,48 @@ define table function ZTF_Stock returns { key matnr : matnr; }
   implemented by method zcl_tf_stock=>read;
 `,
 			want: []string{"read DDLS ZI_TRAVEL 2", "association DDLS ZC_BOOKING 3", "read TABL ZBOOKING 4", "association DDLS ZI_TRAVEL 5",
-				"extend DDLS I_SALESDOCUMENT 7", "call CLAS ZCL_TF_STOCK 9"},
+				"extend DDLS I_SALESDOCUMENT 7", "type DTEL MATNR 8", "call CLAS ZCL_TF_STOCK 9"},
+		},
+		{
+			name: "parameter types: data elements, not abap.* built-ins, not bindings or annotations",
+			src: `@EndUserText.label: 'Open items at a date'
+define view entity ZI_OpenItems
+  with parameters
+    @Environment.systemField: #SYSTEM_DATE
+    p_date : abap.dats,
+    @Consumption.hidden: true
+    p_curr : waers_curr,
+    p_bukrs : /dmo/company_code
+  as select from I_CurrencyConversion( p_date : $parameters.p_date, p_kind : 'M', p_x : :p_curr ) as c
+{
+  @Search.fuzzinessThreshold: 0.8
+  key c.Currency,
+  @UI.lineItem: [{ position: 10, label: 'Rate' }]
+  c.Rate
+}
+`,
+			want: []string{"type DTEL WAERS_CURR 7", "type DTEL /DMO/COMPANY_CODE 8", "read DDLS I_CURRENCYCONVERSION 9"},
+		},
+		{
+			name: "typed elements of custom and abstract entities",
+			src: `@ObjectModel.query.implementedBy: 'ABAP:ZCL_I20_QUERY'
+define custom entity ZCE_I20_Flight
+{
+  key carrier_id : /dmo/carrier_id;
+  key connection : s_conn_id;
+      price      : abap.curr( 16, 2 );
+      @Semantics.currencyCode: true
+      currency   : waers;
+      _Carrier   : association [1] to ZI_I20_Carrier on _Carrier.id = $projection.carrier_id;
+}
+define abstract entity ZAE_I20_Reject
+{
+  reason : zd_i20_reason;
+  note   : abap.string( 0 );
+}
+`,
+			want: []string{"type DTEL /DMO/CARRIER_ID 4", "type DTEL S_CONN_ID 5", "type DTEL WAERS 8",
+				"association DDLS ZI_I20_CARRIER 9", "type DTEL ZD_I20_REASON 13"},
 		},
 		{
 			name: "access control protects its entity",

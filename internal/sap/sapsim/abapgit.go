@@ -634,6 +634,10 @@ func (l *gitLoad) functionGroup(g *gitObject) {
 	for i, f := range x.Functions {
 		ifaces[strings.ToUpper(f.Name)] = i
 	}
+	var typeRefs map[string][]abapref.Ref // the types each module's XML interface names
+	if t, ok := g.parts["xml"]; ok && len(x.Functions) > 0 {
+		typeRefs, _ = abapref.FunctionInterfaces(t) // the XML parsed above: no error
+	}
 	found := map[string]bool{}
 	var includes []string
 	for _, part := range sortedNames(g.parts) {
@@ -650,19 +654,21 @@ func (l *gitLoad) functionGroup(g *gitObject) {
 			continue
 		}
 		found[fm] = true
-		l.functionModule(g, x, ifaces, fm, text)
+		l.functionModule(g, x, ifaces, fm, text, typeRefs[fm])
 	}
 	for _, f := range x.Functions { // listed without a source file: the interface still counts
 		if fm := strings.ToUpper(f.Name); fm != "" && !found[fm] {
-			l.functionModule(g, x, ifaces, fm, "")
+			l.functionModule(g, x, ifaces, fm, "", typeRefs[fm])
 			l.rep.unresolved("FUNC", fm, "source", "the function group's XML lists it but no include file holds its source")
 		}
 	}
 	l.add(g, &object{Type: "FUGR", Name: g.name, Source: strings.Join(includes, "\n")}) // the group exists whatever files it has
 }
 
-func (l *gitLoad) functionModule(g *gitObject, x fugrXML, ifaces map[string]int, fm, text string) {
-	o := &object{Type: "FUNC", Name: fm, Group: g.name, Description: "Function module of " + g.name, Source: text}
+// functionModule adds a module; typeRefs are the types its XML interface names, references of
+// the module even where its source's `*"` block leaves the parameter out.
+func (l *gitLoad) functionModule(g *gitObject, x fugrXML, ifaces map[string]int, fm, text string, typeRefs []abapref.Ref) {
+	o := &object{Type: "FUNC", Name: fm, Group: g.name, Description: "Function module of " + g.name, Source: text, extraRefs: typeRefs}
 	if i, ok := ifaces[fm]; ok {
 		f := x.Functions[i]
 		if f.Text != "" {
@@ -875,5 +881,14 @@ func extractRefs(o *object) []abapref.Ref {
 			refs = abapref.Extract(o.Type, o.Source)
 		}
 	}
-	return append(refs, o.extraRefs...)
+	inSource := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		inSource[string(r.Kind)+" "+r.Name] = true
+	}
+	for _, r := range o.extraRefs { // the source's use, with its line, wins over the XML's
+		if !inSource[string(r.Kind)+" "+r.Name] {
+			refs = append(refs, r)
+		}
+	}
+	return refs
 }

@@ -605,6 +605,23 @@ func TestABAPGitRepositoryAsSAPKeepsIt(t *testing.T) {
 		users[u.Name] = true
 	}
 	assert.True(t, users["ZCL_CREDIT_SERVICE"] && users["ZI_CREDIT_CASE"] && users["ZFG_CREDIT"], "%v", users)
+	// IV_AMOUNT's type is named only in the function group's XML interface, not in the source.
+	wu, err = call[sap.WhereUsedResponse](t, s, sap.EndpointWhereUsed, eccKey, sap.WhereUsedRequest{Name: "ZD_CREDIT_AMOUNT"})
+	require.NoError(t, err)
+	var amountUsers []string
+	for _, u := range wu.Usages {
+		amountUsers = append(amountUsers, u.ObjectType+" "+u.Name)
+	}
+	assert.Contains(t, amountUsers, "FUNC Z_CREDIT_CHECK", "the function module's XML interface types IV_AMOUNT with it")
+	wu, err = call[sap.WhereUsedResponse](t, s, sap.EndpointWhereUsed, eccKey, sap.WhereUsedRequest{Name: "KUNNR", Limit: 500})
+	require.NoError(t, err)
+	var kunnrLines []int
+	for _, u := range wu.Usages {
+		if u.Name == "Z_CREDIT_CHECK" {
+			kunnrLines = append(kunnrLines, u.Line)
+		}
+	}
+	assert.Equal(t, []int{2}, kunnrLines, "named in the source's *\" block and in the XML: one usage, at its source line")
 }
 
 // Paging, where-used and changes may run at the same time (go test -race).
