@@ -30,8 +30,11 @@ type fairQueue struct {
 	running int
 	orgRun  map[string]int
 	userRun map[userKey]int
-	orgs    []*orgLine // organizations with waiting scripts, in round-robin order
-	next    int        // index in orgs of the organization served next
+	// userPeak is the most scripts each user held at once: what operators (and the attack
+	// tests) read to see the per-user limit hold, independent of when events are published.
+	userPeak map[userKey]int
+	orgs     []*orgLine // organizations with waiting scripts, in round-robin order
+	next     int        // index in orgs of the organization served next
 }
 
 type userKey struct{ org, user string }
@@ -55,7 +58,7 @@ type ticket struct {
 
 func newFairQueue(total, perOrg, perUser int) *fairQueue {
 	return &fairQueue{total: total, perOrg: min(max(perOrg, 1), total), perUser: min(max(perUser, 1), total),
-		orgRun: map[string]int{}, userRun: map[userKey]int{}}
+		orgRun: map[string]int{}, userRun: map[userKey]int{}, userPeak: map[userKey]int{}}
 }
 
 // acquire waits until o's script may run and returns the function that gives its place back.
@@ -123,6 +126,14 @@ func (q *fairQueue) take(key userKey) {
 	q.running++
 	q.orgRun[key.org]++
 	q.userRun[key]++
+	q.userPeak[key] = max(q.userPeak[key], q.userRun[key])
+}
+
+// peak is the most scripts of one user that ran at once on this pool.
+func (q *fairQueue) peak(org, user string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.userPeak[userKey{org, user}]
 }
 
 // dispatch hands free places to waiting scripts, fairly.

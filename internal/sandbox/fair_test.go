@@ -107,6 +107,9 @@ func TestTheFairQueueHoldsPerOrganizationAndPerUserLimits(t *testing.T) {
 	assert.Equal(t, 0, q.running)
 	assert.Empty(t, q.orgRun)
 	assert.Empty(t, q.userRun)
+	assert.Equal(t, 2, q.peak("A", "u1"), "u1 never held more than her limit")
+	assert.Equal(t, 1, q.peak("A", "u2"))
+	assert.Equal(t, 0, q.peak("A", "u3"), "the script that gave up never ran")
 }
 
 func TestAScriptGivingUpInLineLeavesNoTrace(t *testing.T) {

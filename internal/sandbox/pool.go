@@ -304,6 +304,10 @@ func (p *Pool) noteConfinement(c *Confinement) {
 	}
 }
 
+// PeakRunning is the most scripts of one user (of one organization) that held a sandbox of this
+// pool at once: the per-user limit (SANDBOX_MAX_PER_USER) as it held, for operators and tests.
+func (p *Pool) PeakRunning(org, user string) int { return p.queue.peak(org, user) }
+
 // Confinement is what the first sandbox reported of its privileges (nil before one started).
 func (p *Pool) Confinement() *Confinement {
 	p.mu.Lock()
