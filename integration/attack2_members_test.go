@@ -101,6 +101,8 @@ func TestAttack2RemovedMembersQueuedMessagesNeverRun(t *testing.T) {
 	// The conversation answers the next message.
 	evs = turn(t, e, ws, agent.ID, "list notes")
 	assert.Len(t, toolEvents(t, evs, "tool_update"), 1, "events: %v", evs)
+	// Replayed by package workflows: the remove_member update dropping queued messages.
+	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, "agent/"+agent.ID, "", "conversation_member_removed_v1")
 }
 
 // Her SAP write waiting for a second person's approval (four eyes) is rejected with the reason

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/workflows"
 )
 
 // downConnector stands in front of the simulator's ECC: while down it answers every call
@@ -174,6 +175,8 @@ func TestSyncWaitingForADownConnectorIsShownCancellableAndClears(t *testing.T) {
 	t.Logf("cancelled after %s", took.Round(time.Millisecond))
 	assert.Equal(t, "cancelled", r.Status)
 	assert.Less(t, took, 10*time.Second, "the cancel ends a waiting run promptly")
+	// Replayed by package workflows: a run waiting for SAP (sync_waiting), then cancelled.
+	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, workflows.SyncWorkflowID(conn), runID, "sync_waiting_cancelled_v1")
 	_, w = e.syncRunWaiting(runID)
 	assert.Nil(t, w, "a finished run waits for nothing")
 
@@ -189,4 +192,6 @@ func TestSyncWaitingForADownConnectorIsShownCancellableAndClears(t *testing.T) {
 	_, w = e.syncRunWaiting(second)
 	assert.Nil(t, w)
 	assert.False(t, strings.Contains(string(r.Phases), "failed"), "no phase failed: %s", r.Phases)
+	// Replayed by package workflows: a run that waited for SAP, resumed and succeeded.
+	recordHistory(t, e.stack.Deps.Temporal, e.stack.Deps.Codec, workflows.SyncWorkflowID(conn), second, "sync_waiting_resumed_v1")
 }
