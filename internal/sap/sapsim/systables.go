@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/sapagent/sapagent/internal/abapref"
 )
@@ -216,6 +217,9 @@ func equalities(c cond, out map[string]string) {
 	}
 }
 
+// virtualRowsBuilt counts the rows virtual tables derived (tests check a page's cost with it).
+var virtualRowsBuilt atomic.Int64
+
 // readVirtual pages a virtual table: skip rows, then emit up to count (0: all) rows.
 func (s *System) readVirtual(t *table, where cond, skip, count int, emit func(row map[string]string)) {
 	eq := map[string]string{}
@@ -225,6 +229,7 @@ func (s *System) readVirtual(t *table, where cond, skip, count int, emit func(ro
 	emitted := 0
 	full := func() bool { return count > 0 && emitted >= count }
 	take := func(rows []map[string]string) bool {
+		virtualRowsBuilt.Add(int64(len(rows)))
 		for _, r := range rows {
 			if where != nil && !where.eval(r) {
 				continue
