@@ -2,6 +2,7 @@ package sapsim
 
 import (
 	"fmt"
+	"hash/crc32"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ func init() {
 				fd("AUTHOR", "RESPONSIBL"), f("DEVCLASS"), f("GENFLAG"), f("MASTERLANG"), fd("CREATED_ON", "CREATIONDT")}},
 			segments: (*System).tadirRows},
 		sysTable{spec: tableSpec{name: "TDEVC", text: "Packages", delivery: "W",
-			fields: []fieldSpec{k("DEVCLASS"), fd("CTEXT", "AS4TEXT"), f("AS4USER"), fd("PDEVCLASS", "DEVLAYER"), f("DLVUNIT"), f("PARENTCL")}},
+			fields: []fieldSpec{k("DEVCLASS"), fd("CTEXT", "AS4TEXT"), f("AS4USER"), fd("PDEVCLASS", "DEVLAYER"), f("DLVUNIT"), fd("COMPONENT", "UFFCTR"), f("PARENTCL")}},
 			segments: (*System).tdevcRows},
 		sysTable{spec: tableSpec{name: "TRDIR", text: "System table TRDIR", delivery: "W",
 			fields: []fieldSpec{kd("NAME", "PROGNAME"), f("SUBC"), f("CNAM"), fd("CDAT", "RDIR_CDATE"), f("UNAM"), fd("UDAT", "RDIR_UDATE"),
@@ -55,12 +56,50 @@ func init() {
 			fields: []fieldSpec{k("ENHNAME"), kd("VERSION", "R3STATE_E"), kd("MAINTYPE", "ENHMAINTYPE"), kd("MAINNAME", "ENHMAINNAME"),
 				fd("OBJ_NAME", "ENHSPOTNAME")}},
 			segments: (*System).enhobjRows},
+		sysTable{spec: tableSpec{name: "TRDIRT", text: "Title texts for programs in TRDIR", delivery: "W",
+			fields: []fieldSpec{kd("NAME", "PROGNAME"), kd("SPRSL", "SPRAS"), fd("TEXT", "REPTI")}},
+			segments: func(s *System) []segment {
+				return s.textSegments("NAME", []string{"PROG"}, func(e repoEntry) map[string]string {
+					return map[string]string{"NAME": e.name, "SPRSL": "E", "TEXT": e.text}
+				})
+			}},
+		sysTable{spec: tableSpec{name: "SEOCLASSTX", text: "Short description class/interface", delivery: "W",
+			fields: []fieldSpec{kd("CLSNAME", "SEOCLSNAME"), kd("LANGU", "SPRAS"), fd("DESCRIPT", "SEODESCR")}},
+			segments: func(s *System) []segment {
+				return s.textSegments("CLSNAME", []string{"CLAS", "INTF"}, func(e repoEntry) map[string]string {
+					return map[string]string{"CLSNAME": e.name, "LANGU": "E", "DESCRIPT": e.text}
+				})
+			}},
+		sysTable{spec: tableSpec{name: "TLIBT", text: "Function Group Short Texts", delivery: "W",
+			fields: []fieldSpec{kd("SPRAS", "SPRAS"), kd("AREA", "RS38L_AREA"), fd("AREAT", "RS38L_FTXT")}},
+			segments: func(s *System) []segment {
+				return s.textSegments("AREA", []string{"FUGR"}, func(e repoEntry) map[string]string {
+					return map[string]string{"SPRAS": "E", "AREA": e.name, "AREAT": e.text}
+				})
+			}},
+		sysTable{spec: tableSpec{name: "DDDDLSRCT", text: "DD: Texts of DDL sources (CDS)", delivery: "W",
+			fields: []fieldSpec{kd("DDLNAME", "DDLNAME"), kd("DDLANGUAGE", "DDLANGUAGE"), kd("AS4LOCAL", "AS4LOCAL"), fd("DDTEXT", "AS4TEXT")}},
+			segments: func(s *System) []segment {
+				return s.textSegments("DDLNAME", []string{"DDLS"}, func(e repoEntry) map[string]string {
+					return map[string]string{"DDLNAME": e.name, "DDLANGUAGE": "E", "AS4LOCAL": "A", "DDTEXT": e.text}
+				})
+			}},
+		sysTable{spec: tableSpec{name: "DF14L", text: "Application Components", delivery: "W",
+			fields: []fieldSpec{kd("FCTR_ID", "UFFCTR"), k("AS4LOCAL"), fd("PS_POSID", "UFPS_POSID")}},
+			segments: (*System).df14lRows},
 		sysTable{spec: tableSpec{name: "MODACT", text: "Modifications: enhancements of a customer project (CMOD)", delivery: "W",
 			fields: []fieldSpec{kd("NAME", "CMODPROJ"), kd("TYP", "CMODTYP"), kd("MEMBER", "CMODMEMBER")}},
 			segments: (*System).modactRows},
 	)
 	for k, v := range map[string]dataElement{
 		"CMODPROJ":   {"MODNAME", "CHAR", 8, 0, "Project or SAP enhancement name", ""},
+		"REPTI":      {"REPTI", "CHAR", 70, 0, "ABAP/4 Program: Description", ""},
+		"SEOCLSNAME": {"SEOCLSNAME", "CHAR", 30, 0, "Object Type Name", ""},
+		"SEODESCR":   {"SEODESCR", "CHAR", 60, 0, "Short description", ""},
+		"RS38L_AREA": {"RS38L_AREA", "CHAR", 26, 0, "Function group", ""},
+		"DDLNAME":    {"DDLNAME", "CHAR", 40, 0, "Name of a DDL Source", ""},
+		"UFFCTR":     {"UFFCTR", "CHAR", 20, 0, "Application Component", ""},
+		"UFPS_POSID": {"UFPS_POSID", "CHAR", 24, 0, "Application component ID", ""},
 		"CMODTYP":    {"MODTYP", "CHAR", 1, 0, "Type of the member (space: enhancement)", ""},
 		"CMODMEMBER": {"MODMEMBER", "CHAR", 30, 0, "Member: the SAP enhancement of the project", ""},
 	} {
@@ -95,7 +134,7 @@ func (s *System) stamp(o *object) (by, date, clock string) {
 // --- TADIR ---
 
 type repoEntry struct {
-	object, name, pkg, author, created, system string
+	object, name, pkg, author, created, system, text string
 }
 
 func (e repoEntry) row() map[string]string {
@@ -135,21 +174,21 @@ func (s *System) namedRepo() []repoEntry {
 			if g, exists := s.objects["FUGR/"+o.Group]; exists {
 				o = g
 			} else {
-				o = &object{Name: o.Group, Package: o.Package, CreatedBy: o.CreatedBy, ChangedAt: o.ChangedAt}
+				o = &object{Name: o.Group, Package: o.Package, CreatedBy: o.CreatedBy, ChangedAt: o.ChangedAt, Description: "Function group " + o.Group}
 			}
 		}
 		if ok {
-			add(repoEntry{object: typ, name: o.Name, pkg: o.Package, author: o.CreatedBy, created: dateOf(o.ChangedAt), system: s.info.SystemID})
+			add(repoEntry{object: typ, name: o.Name, pkg: o.Package, author: o.CreatedBy, created: dateOf(o.ChangedAt), system: s.info.SystemID, text: o.Description})
 		}
 	}
 	for _, fm := range s.namedFunctions() {
 		if !s.isCustom(fm.name) && fm.group != "" {
-			add(repoEntry{object: "FUGR", name: fm.group, pkg: fm.group, author: "SAP", created: "19990101", system: "SAP"})
+			add(repoEntry{object: "FUGR", name: fm.group, pkg: fm.group, author: "SAP", created: "19990101", system: "SAP", text: "Function group " + fm.group})
 		}
 	}
 	for _, e := range s.catalog().entries {
 		if typ, ok := tadirType(e.typ); ok {
-			add(repoEntry{object: typ, name: e.name, pkg: e.pkg, author: "SAP", created: "19990101", system: "SAP"})
+			add(repoEntry{object: typ, name: e.name, pkg: e.pkg, author: "SAP", created: "19990101", system: "SAP", text: e.description})
 		}
 	}
 	sort.Slice(out, func(a, b int) bool {
@@ -168,10 +207,11 @@ var stdRepoSlots = [...]int{0, 1, 2, 3, 4, 5, 6, 8, 10, 11, 12, 13, 14, 15, 16, 
 
 func (g *generator) stdRepoEntry(j int) repoEntry {
 	o := g.stdObject(j)
-	e := repoEntry{object: o.typ, name: o.name, pkg: o.pkg, author: "SAP", created: "20150101", system: "SAP"}
+	e := repoEntry{object: o.typ, name: o.name, pkg: o.pkg, author: "SAP", created: "20150101", system: "SAP", text: o.description}
 	if o.typ == "FUNC" {
 		e.object = "FUGR"
 		e.name, _ = g.stdFuncGroup(j)
+		e.text = "Function group " + e.name
 	}
 	return e
 }
@@ -206,52 +246,83 @@ func (s *System) blockSegment(slots []int, field string, row func(j int) map[str
 	return seg
 }
 
-func (s *System) tadirRows() []segment {
+func (s *System) tadirRows() []segment { return s.repoSegments("OBJ_NAME", repoEntry.row, nil) }
+
+// repoSegments are the object directory's entries (only: of these TADIR types; nil: all) as
+// rows of TADIR or of a text table whose name field is field. A filtered segment's units may
+// have no row, so only the unfiltered TADIR skips by arithmetic; look-ups by name work for both.
+func (s *System) repoSegments(field string, row func(repoEntry) map[string]string, only map[string]bool) []segment {
+	keep := func(e repoEntry) []map[string]string {
+		if only != nil && !only[e.object] {
+			return nil
+		}
+		return []map[string]string{row(e)}
+	}
+	filter := func(seg segment) segment {
+		if only != nil {
+			seg.per, seg.gaps = 0, nil
+		}
+		return seg
+	}
 	named := s.namedRepo()
-	rows := make([]map[string]string, len(named))
-	for i, e := range named {
-		rows[i] = e.row()
+	var rows []map[string]string
+	for _, e := range named {
+		rows = append(rows, keep(e)...)
 	}
 	g := s.gen
-	segs := []segment{listSegment(rows, "OBJ_NAME"),
-		s.blockSegment(stdRepoSlots[:], "OBJ_NAME", func(j int) map[string]string { return g.stdRepoEntry(j).row() }, func(v string) (int, bool) {
-			if j, ok := g.stdIndex("", v); ok && g.stdType(j) != "FUNC" {
-				return j, true
-			}
-			if b, ok := parseSuffix(v); ok && b%20 == 0 && b < g.std {
-				for _, j := range []int{b + 6, b + 8} {
-					if grp, _ := g.stdFuncGroup(j); grp == v && j < g.std {
-						return j, true
-					}
+	std := s.blockSegment(stdRepoSlots[:], field, func(j int) map[string]string { return nil }, func(v string) (int, bool) {
+		if j, ok := g.stdIndex("", v); ok && g.stdType(j) != "FUNC" {
+			return j, true
+		}
+		if b, ok := parseSuffix(v); ok && b%20 == 0 && b < g.std {
+			for _, j := range []int{b + 6, b + 8} {
+				if grp, _ := g.stdFuncGroup(j); grp == v && j < g.std {
+					return j, true
 				}
 			}
-			return 0, false
-		})}
+		}
+		return 0, false
+	})
+	slots := stdRepoSlots[:]
+	std.rows = func(u int) []map[string]string { return keep(g.stdRepoEntry(u/len(slots)*20 + slots[u%len(slots)])) }
+	segs := []segment{listSegment(rows, field), filter(std)}
 	custom := func(o *object) []map[string]string {
-		return []map[string]string{repoEntry{object: o.Type, name: o.Name, pkg: o.Package, author: o.CreatedBy, created: dateOf(o.ChangedAt), system: s.info.SystemID}.row()}
+		return keep(repoEntry{object: o.Type, name: o.Name, pkg: o.Package, author: o.CreatedBy, created: dateOf(o.ChangedAt), system: s.info.SystemID, text: o.Description})
 	}
 	for kind := 0; kind < 10; kind++ {
-		if kind != 7 {
-			segs = append(segs, s.genCustomOfKind(kind, "OBJ_NAME", custom))
+		if kind != 7 && (only == nil || only[g.customType(kind)]) {
+			segs = append(segs, filter(s.genCustomOfKind(kind, field, custom)))
 		}
 	}
 	// The generated function groups: the modules of one group are i ≡ c (mod 360); c < 360 stands for it.
-	groups := 0
-	for i := 7; i < min(360, g.custom); i += 10 {
-		groups++
+	if only == nil || only["FUGR"] {
+		groups := 0
+		for i := 7; i < min(360, g.custom); i += 10 {
+			groups++
+		}
+		segs = append(segs, segment{units: groups, per: 1, rows: func(u int) []map[string]string {
+			o := g.customObject(10*u+7, 0, false)
+			return keep(repoEntry{object: "FUGR", name: o.Group, pkg: o.Package, author: o.CreatedBy, created: dateOf(o.ChangedAt), system: s.info.SystemID,
+				text: "Function group " + o.Group})
+		}})
 	}
-	segs = append(segs, segment{units: groups, per: 1, rows: func(u int) []map[string]string {
-		o := g.customObject(10*u+7, 0, false)
-		return []map[string]string{repoEntry{object: "FUGR", name: o.Group, pkg: o.Package, author: o.CreatedBy, created: dateOf(o.ChangedAt), system: s.info.SystemID}.row()}
-	}})
 	return segs
+}
+
+// textSegments are a text table's rows: the repository objects of some types.
+func (s *System) textSegments(field string, types []string, row func(repoEntry) map[string]string) []segment {
+	only := map[string]bool{}
+	for _, t := range types {
+		only[t] = true
+	}
+	return s.repoSegments(field, row, only)
 }
 
 // --- TDEVC ---
 
 func (s *System) tdevcRows() []segment {
-	type pkg struct{ text, user, layer, unit, parent string }
-	pkgs := map[string]pkg{"$TMP": {"Local Objects", "SAP", "", "LOCAL", ""}}
+	type pkg struct{ text, user, layer, unit, parent, component string }
+	pkgs := map[string]pkg{"$TMP": {"Local Objects", "SAP", "", "LOCAL", "", ""}}
 	appl := "SAP_APPL"
 	if s.info.SystemType == "S4HANA" {
 		appl = "S4CORE"
@@ -262,7 +333,7 @@ func (s *System) tdevcRows() []segment {
 			if i := strings.IndexByte(name, '_'); i > 0 {
 				parent = name[:i]
 			}
-			pkgs[name] = pkg{"Customer package " + name, user, "ZCUS", "HOME", parent}
+			pkgs[name] = pkg{"Customer package " + name, user, "ZCUS", "HOME", parent, ""}
 		}
 	}
 	for _, k := range s.matKeys {
@@ -280,7 +351,7 @@ func (s *System) tdevcRows() []segment {
 	}
 	if s.gen.std > 0 {
 		for _, a := range areas {
-			pkgs[a.pkg] = pkg{a.name, "SAP", "SAP", appl, ""}
+			pkgs[a.pkg] = pkg{a.name, "SAP", "SAP", appl, "", componentID(a.component)}
 		}
 	}
 	for _, c := range realComponents {
@@ -289,15 +360,46 @@ func (s *System) tdevcRows() []segment {
 			if strings.HasPrefix(c[1], "BC") {
 				unit = "SAP_BASIS"
 			}
-			pkgs[c[0]] = pkg{"SAP package " + c[0] + " (" + c[1] + ")", "SAP", "SAP", unit, ""}
+			pkgs[c[0]] = pkg{"SAP package " + c[0] + " (" + c[1] + ")", "SAP", "SAP", unit, "", componentID(c[1])}
 		}
 	}
 	rows := make([]map[string]string, 0, len(pkgs))
 	for _, name := range sortedNames(pkgs) {
 		p := pkgs[name]
-		rows = append(rows, map[string]string{"DEVCLASS": name, "CTEXT": p.text, "AS4USER": p.user, "PDEVCLASS": p.layer, "DLVUNIT": p.unit, "PARENTCL": p.parent})
+		rows = append(rows, map[string]string{"DEVCLASS": name, "CTEXT": p.text, "AS4USER": p.user, "PDEVCLASS": p.layer, "DLVUNIT": p.unit,
+			"COMPONENT": p.component, "PARENTCL": p.parent})
 	}
 	return []segment{listSegment(rows, "DEVCLASS")}
+}
+
+// componentID is the internal ID (DF14L-FCTR_ID) the simulator gives an application component:
+// a real system's IDs are opaque too (HLA0009572, ...).
+func componentID(posid string) string {
+	if posid == "" {
+		return ""
+	}
+	return fmt.Sprintf("SIM%08X", crc32.ChecksumIEEE([]byte(posid)))
+}
+
+// df14lRows are the application components the packages name.
+func (s *System) df14lRows() []segment {
+	seen := map[string]bool{}
+	var names []string
+	for _, c := range realComponents {
+		seen[c[1]] = true
+	}
+	for _, a := range areas {
+		seen[a.component] = true
+	}
+	for n := range seen {
+		names = append(names, n)
+	}
+	rows := make([]map[string]string, 0, len(names))
+	for _, n := range names {
+		rows = append(rows, map[string]string{"FCTR_ID": componentID(n), "AS4LOCAL": "A", "PS_POSID": n})
+	}
+	sort.Slice(rows, func(a, b int) bool { return rows[a]["FCTR_ID"] < rows[b]["FCTR_ID"] })
+	return []segment{listSegment(rows, "FCTR_ID")}
 }
 
 // --- TRDIR, REPOSRC ---

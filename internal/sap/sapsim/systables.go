@@ -204,15 +204,15 @@ func gapsOf(seg segment) []int {
 	return seg.gaps()
 }
 
-// equalities are the field = 'value' conditions a WHERE requires (top-level ANDs).
-func equalities(c cond, out map[string]string) {
+// equalities are the values a WHERE allows a field (field = 'v' or field IN (...), top-level ANDs).
+func equalities(c cond, out map[string][]string) {
 	switch x := c.(type) {
 	case and:
 		equalities(x.l, out)
 		equalities(x.r, out)
 	case compare:
-		if (x.op == "=" || x.op == "EQ") && len(x.values) == 1 {
-			out[x.field] = x.values[0]
+		if (x.op == "=" || x.op == "EQ" || x.op == "IN") && len(x.values) > 0 {
+			out[x.field] = x.values
 		}
 	}
 }
@@ -222,7 +222,7 @@ var virtualRowsBuilt atomic.Int64
 
 // readVirtual pages a virtual table: skip rows, then emit up to count (0: all) rows.
 func (s *System) readVirtual(t *table, where cond, skip, count int, emit func(row map[string]string)) {
-	eq := map[string]string{}
+	eq := map[string][]string{}
 	if where != nil {
 		equalities(where, eq)
 	}
@@ -248,10 +248,17 @@ func (s *System) readVirtual(t *table, where cond, skip, count int, emit func(ro
 	}
 	for _, seg := range t.virtual(s) {
 		if seg.find != nil {
-			if v, ok := eq[seg.field]; ok {
-				for _, i := range seg.find(seg.field, v) {
-					if !take(seg.rows(i)) {
-						return
+			if vs, ok := eq[seg.field]; ok {
+				done := map[int]bool{}
+				for _, v := range vs {
+					for _, i := range seg.find(seg.field, v) {
+						if done[i] {
+							continue
+						}
+						done[i] = true
+						if !take(seg.rows(i)) {
+							return
+						}
 					}
 				}
 				continue
