@@ -300,7 +300,7 @@ func (s *System) repoSegments(field string, row func(repoEntry) map[string]strin
 		for i := 7; i < min(360, g.custom); i += 10 {
 			groups++
 		}
-		segs = append(segs, segment{units: groups, per: 1, rows: func(u int) []map[string]string {
+		segs = append(segs, segment{units: groups, per: 1, owner: "customer", rows: func(u int) []map[string]string {
 			o := g.customObject(10*u+7, 0, false)
 			return keep(repoEntry{object: "FUGR", name: o.Group, pkg: o.Package, author: o.CreatedBy, created: dateOf(o.ChangedAt), system: s.info.SystemID,
 				text: "Function group " + o.Group})

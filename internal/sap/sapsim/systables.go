@@ -29,6 +29,10 @@ type segment struct {
 	find  func(field, value string) []int // units whose rows can have field = value; nil: cannot narrow
 	field string                          // the field find narrows on
 	gaps  func() []int                    // sorted units that have no rows although per > 0
+	// owner says whose objects all rows name: "sap" (standard, never Z*, Y*, /…/ or a
+	// customer package) or "customer"; "" for a mix. A WHERE that admits only the other side
+	// skips the segment without deriving its rows.
+	owner string
 }
 
 // sysTable is a virtual system table: its DDIC definition and how to derive its rows.
@@ -217,6 +221,59 @@ func equalities(c cond, out map[string][]string) {
 	}
 }
 
+// customerPattern says whether a LIKE pattern can only match customer names or packages.
+func customerPattern(p string) bool {
+	return strings.HasPrefix(p, "Z") || strings.HasPrefix(p, "Y") || strings.HasPrefix(p, "$") || strings.HasPrefix(p, "/")
+}
+
+// customerOnly: a top-level conjunct is a disjunction of LIKE / = conditions that each can
+// only match customer names (Z*, Y*, /NS/*, $ packages).
+func customerOnly(c cond) bool {
+	switch x := c.(type) {
+	case and:
+		return customerOnly(x.l) || customerOnly(x.r)
+	case or:
+		return customerDisjunct(x)
+	case compare:
+		return customerDisjunct(x)
+	}
+	return false
+}
+
+func customerDisjunct(c cond) bool {
+	switch x := c.(type) {
+	case or:
+		return customerDisjunct(x.l) && customerDisjunct(x.r)
+	case compare:
+		return (x.op == "LIKE" || x.op == "=" || x.op == "EQ") && len(x.values) == 1 && customerPattern(x.values[0])
+	}
+	return false
+}
+
+// standardOnly: top-level conjuncts exclude names LIKE 'Z%' and LIKE 'Y%' of the same field.
+func standardOnly(c cond) bool {
+	excluded := map[string]int{}
+	var walk func(cond)
+	walk = func(c cond) {
+		switch x := c.(type) {
+		case and:
+			walk(x.l)
+			walk(x.r)
+		case compare:
+			if x.op == "NOT LIKE" && len(x.values) == 1 && (x.values[0] == "Z%" || x.values[0] == "Y%") {
+				excluded[x.field] |= 1 << (x.values[0][0] - 'Y')
+			}
+		}
+	}
+	walk(c)
+	for _, bits := range excluded {
+		if bits == 3 {
+			return true
+		}
+	}
+	return false
+}
+
 // virtualRowsBuilt counts the rows virtual tables derived (tests check a page's cost with it).
 var virtualRowsBuilt atomic.Int64
 
@@ -246,7 +303,11 @@ func (s *System) readVirtual(t *table, where cond, skip, count int, emit func(ro
 		}
 		return true
 	}
+	custOnly, sapOnly := where != nil && customerOnly(where), where != nil && standardOnly(where)
 	for _, seg := range t.virtual(s) {
+		if (seg.owner == "sap" && custOnly) || (seg.owner == "customer" && sapOnly) {
+			continue
+		}
 		if seg.find != nil {
 			if vs, ok := eq[seg.field]; ok {
 				done := map[int]bool{}
@@ -381,7 +442,7 @@ func (s *System) genStdTables(row func(stdObject) map[string]string) segment {
 		}
 	}
 	at := func(u int) int { return u/len(stdTableSlots)*20 + stdTableSlots[u%len(stdTableSlots)] }
-	return segment{units: units, per: 1, field: "TABNAME",
+	return segment{units: units, per: 1, field: "TABNAME", owner: "sap",
 		rows: func(u int) []map[string]string { return []map[string]string{row(g.stdObject(at(u)))} },
 		find: func(_, v string) []int {
 			j, ok := g.stdIndex("TABL", v)
@@ -405,7 +466,7 @@ func (s *System) genCustomOfKind(kind int, field string, row func(o *object) []m
 	if g.custom%10 > kind {
 		units++
 	}
-	return segment{units: units, per: 1, field: field,
+	return segment{units: units, per: 1, field: field, owner: "customer",
 		rows: func(u int) []map[string]string {
 			o, ok := s.genCustom(10*u+kind, false)
 			if !ok {
@@ -546,7 +607,7 @@ func (s *System) funcRows(row func(fmEntry) map[string]string) []segment {
 	if r := g.std % 20; r > 6 {
 		units += min(r-6, 4)
 	}
-	std := segment{units: units, per: 1, field: "FUNCNAME",
+	std := segment{units: units, per: 1, field: "FUNCNAME", owner: "sap",
 		rows: func(u int) []map[string]string {
 			j := u/4*20 + 6 + u%4
 			o := g.stdObject(j)
