@@ -60,7 +60,9 @@ func (b *Backend) catalogPhase() *phase {
 	return &phase{endpoint: sap.EndpointIndexCatalogContext,
 		sections: []section{
 			{table: "TADIR", fields: []string{"PGMID", "OBJECT", "OBJ_NAME", "DEVCLASS"}, name: "OBJ_NAME",
-				key: func(r soaprfc.Struct) string { return trimmed(r, "PGMID") + "/" + trimmed(r, "OBJECT") + "/" + trimmed(r, "OBJ_NAME") },
+				key: func(r soaprfc.Struct) string {
+					return trimmed(r, "PGMID") + "/" + trimmed(r, "OBJECT") + "/" + trimmed(r, "OBJ_NAME")
+				},
 				build: func(ctx context.Context, c *soaprfc.Client, cred connector.Credentials, rows []soaprfc.Struct) ([][]map[string]any, error) {
 					refs := make([]objRef, len(rows))
 					for i, r := range rows {
