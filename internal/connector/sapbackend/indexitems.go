@@ -29,6 +29,8 @@ var textTables = map[string][4]string{
 	"FUNC": {"TFTIT", "FUNCNAME", "SPRAS", "STEXT"},
 	"TABL": {"DD02T", "TABNAME", "DDLANGUAGE", "DDTEXT"},
 	"DDLS": {"DDDDLSRCT", "DDLNAME", "DDLANGUAGE", "DDTEXT"},
+	"DTEL": {"DD04T", "ROLLNAME", "DDLANGUAGE", "DDTEXT"},
+	"DOMA": {"DD01T", "DOMNAME", "DDLANGUAGE", "DDTEXT"},
 }
 
 // optional turns a missing authorization (or a table the release lacks) into no rows: a text

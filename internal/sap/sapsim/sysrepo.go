@@ -29,7 +29,7 @@ func init() {
 			fields: []fieldSpec{kd("NAME", "PROGNAME"), f("SUBC"), f("CNAM"), fd("CDAT", "RDIR_CDATE"), f("UNAM"), fd("UDAT", "RDIR_UDATE"),
 				fd("SDATE", "RDIR_UDATE"), fd("STIME", "RDIR_STIME"), f("RLOAD"), f("UCCHECK")}},
 			segments: (*System).trdirRows},
-		sysTable{spec: tableSpec{name: "REPOSRC", text: "Report Source Code (header fields; the source is read through ADT)", delivery: "W",
+		sysTable{spec: tableSpec{name: "REPOSRC", text: "Report Source Code (header fields only)", delivery: "W",
 			fields: []fieldSpec{k("PROGNAME"), k("R3STATE"), f("SUBC"), f("CNAM"), fd("CDAT", "RDIR_CDATE"), f("UNAM"), fd("UDAT", "RDIR_UDATE"),
 				fd("UTIME", "RDIR_STIME")}},
 			segments: (*System).reposrcRows},
@@ -52,7 +52,7 @@ func init() {
 		sysTable{spec: tableSpec{name: "ENHHEADER", text: "Enhancement Header Data", delivery: "W",
 			fields: []fieldSpec{k("ENHNAME"), kd("VERSION", "R3STATE_E"), f("ENHTOOLTYPE")}},
 			segments: (*System).enhheaderRows},
-		sysTable{spec: tableSpec{name: "ENHOBJ", text: "Enhancement Objects: what an enhancement implementation enhances", delivery: "W",
+		sysTable{spec: tableSpec{name: "ENHOBJ", text: "Enhancement Objects", delivery: "W",
 			fields: []fieldSpec{k("ENHNAME"), kd("VERSION", "R3STATE_E"), kd("MAINTYPE", "ENHMAINTYPE"), kd("MAINNAME", "ENHMAINNAME"),
 				fd("OBJ_NAME", "ENHSPOTNAME")}},
 			segments: (*System).enhobjRows},
@@ -84,10 +84,24 @@ func init() {
 					return map[string]string{"DDLNAME": e.name, "DDLANGUAGE": "E", "AS4LOCAL": "A", "DDTEXT": e.text}
 				})
 			}},
+		sysTable{spec: tableSpec{name: "DD04T", text: "R/3 DD: Data element texts", delivery: "W",
+			fields: []fieldSpec{kd("ROLLNAME", "ROLLNAME"), kd("DDLANGUAGE", "DDLANGUAGE"), k("AS4LOCAL"), k("AS4VERS"), fd("DDTEXT", "AS4TEXT")}},
+			segments: func(s *System) []segment {
+				return s.textSegments("ROLLNAME", []string{"DTEL"}, func(e repoEntry) map[string]string {
+					return map[string]string{"ROLLNAME": e.name, "DDLANGUAGE": "E", "AS4LOCAL": "A", "AS4VERS": "0000", "DDTEXT": e.text}
+				})
+			}},
+		sysTable{spec: tableSpec{name: "DD01T", text: "DD: Texts for Domains (Language-Dependent)", delivery: "W",
+			fields: []fieldSpec{kd("DOMNAME", "DOMNAME"), kd("DDLANGUAGE", "DDLANGUAGE"), k("AS4LOCAL"), k("AS4VERS"), fd("DDTEXT", "AS4TEXT")}},
+			segments: func(s *System) []segment {
+				return s.textSegments("DOMNAME", []string{"DOMA"}, func(e repoEntry) map[string]string {
+					return map[string]string{"DOMNAME": e.name, "DDLANGUAGE": "E", "AS4LOCAL": "A", "AS4VERS": "0000", "DDTEXT": e.text}
+				})
+			}},
 		sysTable{spec: tableSpec{name: "DF14L", text: "Application Components", delivery: "W",
 			fields: []fieldSpec{kd("FCTR_ID", "UFFCTR"), k("AS4LOCAL"), fd("PS_POSID", "UFPS_POSID")}},
 			segments: (*System).df14lRows},
-		sysTable{spec: tableSpec{name: "MODACT", text: "Modifications: enhancements of a customer project (CMOD)", delivery: "W",
+		sysTable{spec: tableSpec{name: "MODACT", text: "Customer projects (CMOD) and their SAP enhancements", delivery: "W",
 			fields: []fieldSpec{kd("NAME", "CMODPROJ"), kd("TYP", "CMODTYP"), kd("MEMBER", "CMODMEMBER")}},
 			segments: (*System).modactRows},
 	)
@@ -354,7 +368,8 @@ func (s *System) tdevcRows() []segment {
 			pkgs[a.pkg] = pkg{a.name, "SAP", "SAP", appl, "", componentID(a.component)}
 		}
 	}
-	for _, c := range realComponents {
+	for _, name := range sortedNames(realComponents) { // a package has one component: the first table's
+		c := realComponents[name]
 		if _, ok := pkgs[c[0]]; !ok {
 			unit := appl
 			if strings.HasPrefix(c[1], "BC") {
