@@ -88,12 +88,24 @@ func (b *Backend) pollChanges(ctx context.Context, c *soaprfc.Client, cred conne
 			delete(st.Seen, k)
 		}
 	}
+	// One entry per object and poll: a transport's E071 entry and the activation's REPOSRC
+	// stamp are the same change; a deletion wins.
 	var changes []sap.Change
+	at := map[string]int{}
 	for _, f := range news {
 		st.Seen[f.key] = f.date
-		if !first && f.change.ObjectName != "" {
-			changes = append(changes, f.change)
+		if first || f.change.ObjectName == "" {
+			continue
 		}
+		k := f.change.ObjectType + "/" + f.change.ObjectName
+		if i, ok := at[k]; ok {
+			if f.change.ChangeType == "deleted" {
+				changes[i] = f.change
+			}
+			continue
+		}
+		at[k] = len(changes)
+		changes = append(changes, f.change)
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].ChangedAt < changes[j].ChangedAt })
 	if len(news) == 0 && !first {

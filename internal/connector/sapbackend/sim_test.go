@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,12 +25,16 @@ type simHarness struct {
 }
 
 func startSim(t *testing.T, opts sapsim.Options, systemYAML string) *simHarness {
+	return startSimSystem(t, "ECC", opts, systemYAML)
+}
+
+func startSimSystem(t *testing.T, sid string, opts sapsim.Options, systemYAML string) *simHarness {
 	t.Helper()
 	land := sapsim.NewLandscape(opts)
 	sim := httptest.NewServer(land.Handler())
 	t.Cleanup(sim.Close)
-	h := &simHarness{land: land, dataDir: t.TempDir(), simURL: sim.URL + "/ECC"}
-	h.sys, _ = land.System("ECC")
+	h := &simHarness{land: land, dataDir: t.TempDir(), simURL: sim.URL + "/" + sid}
+	h.sys, _ = land.System(sid)
 	h.restart(t, systemYAML)
 	return h
 }
@@ -48,7 +53,16 @@ func (h *simHarness) restart(t *testing.T, systemYAML string) {
 	for _, sys := range cfg.Systems {
 		backends[sys.ID] = New(sys, connector.NewHTTPClient(sys))
 	}
-	store, err := connector.OpenIdempotencyStore(filepath.Join(h.dataDir, "idem.json"))
+	cfgYAML = strings.Replace(cfgYAML, "connector_keys:", "idempotency_store: "+filepath.Join(h.dataDir, "idem.json")+"\nconnector_keys:", 1)
+	cfg, err = connector.ParseConfig([]byte(cfgYAML), func(string) string { return sapsim.DefaultUsers()["DEVELOPER"] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends = map[string]connector.Backend{}
+	for _, sys := range cfg.Systems {
+		backends[sys.ID] = New(sys, connector.NewHTTPClient(sys))
+	}
+	store, err := connector.OpenIdempotencyStore(cfg.IdempotencyStore)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -445,7 +445,11 @@ func (s *System) progRow(o *object, reposrc bool) []map[string]string {
 		return nil
 	}
 	by, date, clock := s.stamp(o)
-	r := map[string]string{"SUBC": subc, "CNAM": o.CreatedBy, "CDAT": dateOf(o.ChangedAt), "UNAM": by, "UDAT": date}
+	created := o.ChangedAt
+	if o.createdOn != "" {
+		created = o.createdOn
+	}
+	r := map[string]string{"SUBC": subc, "CNAM": o.CreatedBy, "CDAT": dateOf(created), "UNAM": by, "UDAT": date}
 	if c := r["CDAT"]; c > date {
 		r["CDAT"] = date
 	}
