@@ -24,11 +24,11 @@ type simHarness struct {
 	simURL  string
 }
 
-func startSim(t *testing.T, opts sapsim.Options, systemYAML string) *simHarness {
+func startSim(t testing.TB, opts sapsim.Options, systemYAML string) *simHarness {
 	return startSimSystem(t, "ECC", opts, systemYAML)
 }
 
-func startSimSystem(t *testing.T, sid string, opts sapsim.Options, systemYAML string) *simHarness {
+func startSimSystem(t testing.TB, sid string, opts sapsim.Options, systemYAML string) *simHarness {
 	t.Helper()
 	land := sapsim.NewLandscape(opts)
 	sim := httptest.NewServer(land.Handler())
@@ -41,7 +41,7 @@ func startSimSystem(t *testing.T, sid string, opts sapsim.Options, systemYAML st
 
 // restart builds a new connector (server and backend) over the same data directory, as a
 // connector process restart does.
-func (h *simHarness) restart(t *testing.T, systemYAML string) {
+func (h *simHarness) restart(t testing.TB, systemYAML string) {
 	t.Helper()
 	cfgYAML := "connector_keys: [" + connectorKey + "]\nsystems:\n  - id: ECC\n    url: " + h.simURL +
 		"\n    client: \"100\"\n    user: DEVELOPER\n    password_env: ECC_PW\n" + systemYAML
