@@ -211,3 +211,46 @@ func TestSimIndexBadCursorsAreBadRequests(t *testing.T) {
 		t.Fatalf("s4_extensions on ECC: %+v", se)
 	}
 }
+
+func TestSimIndexS4Extensions(t *testing.T) {
+	h := startSimSystem(t, "S4H", sapsim.Options{}, "")
+	got, _ := pageAll(t, h, sap.EndpointIndexS4Extensions, 1, 0)
+	body, _ := json.Marshal(sap.IndexRequest{Limit: 1000})
+	res, err := h.sys.Call(context.Background(), sap.EndpointIndexS4Extensions, sapsim.Credentials{ConnectorKey: sapsim.S4HConnectorKey}, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := []string{"type", "kind", "name", "extends"}
+	if len(got) < 3 {
+		t.Fatalf("s4_extensions: %v", keys(got, f...))
+	}
+	sameExcept(t, "s4_extensions", set(got, f...), set(res.(sap.IndexPage).Items, f...))
+}
+
+// TestSimIndexCursorSurvivesADeletionBeforeIt: rows before the cursor go away between pages;
+// the walk finds its row again and serves every remaining object once.
+func TestSimIndexCursorSurvivesADeletionBeforeIt(t *testing.T) {
+	h := startSim(t, sapsim.Options{}, "")
+	all, _ := pageAll(t, h, sap.EndpointIndexCustomObjects, 1000, 0)
+	var first sap.IndexPage
+	if err := h.call(t, "", "", sap.EndpointIndexCustomObjects, sap.IndexRequest{Limit: 5}, &first); err != nil {
+		t.Fatal(err)
+	}
+	gone := first.Items[1]
+	if err := h.sys.DeleteObject(fmt.Sprint(gone["type"]), fmt.Sprint(gone["name"])); err != nil {
+		t.Fatal(err)
+	}
+	got := append([]map[string]any(nil), first.Items...)
+	cursor := first.NextCursor
+	for cursor != "" {
+		var p sap.IndexPage
+		if err := h.call(t, "", "", sap.EndpointIndexCustomObjects, sap.IndexRequest{Cursor: cursor, Limit: 5}, &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.Items...)
+		cursor = p.NextCursor
+	}
+	if g := keys(got, "type", "name"); len(g) != len(all) || fmt.Sprint(g) != fmt.Sprint(keys(all, "type", "name")) {
+		t.Fatalf("after a deletion before the cursor:\n got %v\nwant %v", g, keys(all, "type", "name"))
+	}
+}
