@@ -434,9 +434,9 @@ func (o objRef) program() string {
 	case "PROG", "INCL":
 		return o.name
 	case "CLAS":
-		return poolName(o.name, "CP")
+		return sap.PoolInclude(o.name, "CP")
 	case "INTF":
-		return poolName(o.name, "IP")
+		return sap.PoolInclude(o.name, "IP")
 	case "FUGR":
 		ns, short := splitNamespace(o.name)
 		return ns + "SAPL" + short
@@ -448,14 +448,6 @@ func (o objRef) program() string {
 		return ns + "L" + short + "U" + o.include
 	}
 	return ""
-}
-
-// poolName is a class or interface pool's program: the name padded with = to 30, then CP/IP.
-func poolName(name, suffix string) string {
-	if len(name) < 30 {
-		name += strings.Repeat("=", 30-len(name))
-	}
-	return name + suffix
 }
 
 // sapDate turns DATS 20210315 into 2021-03-15 ("" for an initial date).

@@ -106,30 +106,11 @@ func (b *Backend) info(ctx context.Context, c *soaprfc.Client, cred connector.Cr
 	for _, r := range rows {
 		pi.tables[trimmed(r, "TABNAME")] = r
 	}
-	lang := soaprfc.QuoteLiteral(languageKey(b.sys.Language))
-	done := map[string]bool{}
-	for typ, names := range byType {
-		tt := textTables[typ]
-		if done[tt[0]] {
-			continue // CLAS and INTF share SEOCLASSTX
-		}
-		if typ == "CLAS" || typ == "INTF" {
-			names = append(byType["CLAS"], byType["INTF"]...)
-			done[tt[0]] = true
-		}
-		rows, err := optional(lookup(ctx, c, cred, tt[0], []string{tt[1], tt[3]}, tt[1], names, tt[2]+" = "+lang))
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			name := trimmed(r, tt[1])
-			for _, t := range []string{typ, "INTF", "CLAS"} {
-				if textTables[t][0] == tt[0] {
-					pi.texts[t+"/"+name] = trimmed(r, tt[3])
-				}
-			}
-		}
+	texts, err := b.texts(ctx, c, cred, byType)
+	if err != nil {
+		return nil, err
 	}
+	pi.texts = texts
 	return pi, nil
 }
 
@@ -229,27 +210,6 @@ func (b *Backend) customCodeItems(ctx context.Context, c *soaprfc.Client, cred c
 		}
 	}
 	return out, nil
-}
-
-// relationKind is the protocol's kind of a usage (docs/connector-protocol.md).
-func relationKind(usage abapref.Kind, typ string) string {
-	switch usage {
-	case abapref.Include:
-		return "includes"
-	case abapref.Extend:
-		return "extends"
-	}
-	switch typ {
-	case "TABL":
-		return "uses_table"
-	case "FUNC":
-		return "calls_function"
-	case "CLAS", "INTF":
-		return "uses_class"
-	case "DDLS":
-		return "uses_view"
-	}
-	return "uses"
 }
 
 // alternatives are the TADIR types a reference typed from source alone may really have.
@@ -367,7 +327,7 @@ func (b *Backend) relationshipItems(ctx context.Context, c *soaprfc.Client, cred
 		}
 		for _, r := range ex[i].refs {
 			typ := resolve(r.Type, r.Name)
-			add(typ, r.Name, relationKind(r.Kind, typ), string(r.Kind), r.Line)
+			add(typ, r.Name, sap.RelationKind(string(r.Kind), typ), string(r.Kind), r.Line)
 		}
 		switch o.typ {
 		case "ENHO":
@@ -423,7 +383,7 @@ func (b *Backend) crossRelationships(ctx context.Context, c *soaprfc.Client, cre
 		}
 		for _, r := range names {
 			typ := resolve("TYPE", r.Name)
-			add(typ, r.Name, relationKind(abapref.TypeUse, typ), string(abapref.TypeUse))
+			add(typ, r.Name, sap.RelationKind(string(abapref.TypeUse), typ), string(abapref.TypeUse))
 		}
 		cr, err := optional(read(ctx, c, cred, "CROSS", []string{"TYPE", "NAME"}, and(where, "TYPE IN ( 'F', 'R' )"), 0, crossRowLimit))
 		if err != nil {
@@ -434,7 +394,7 @@ func (b *Backend) crossRelationships(ctx context.Context, c *soaprfc.Client, cre
 			if trimmed(r, "TYPE") == "R" {
 				typ = "PROG"
 			}
-			add(typ, trimmed(r, "NAME"), relationKind(abapref.Call, typ), string(abapref.Call))
+			add(typ, trimmed(r, "NAME"), sap.RelationKind(string(abapref.Call), typ), string(abapref.Call))
 		}
 		out[i] = items
 	}

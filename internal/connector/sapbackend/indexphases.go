@@ -2,7 +2,6 @@ package sapbackend
 
 import (
 	"context"
-	"sync"
 
 	"github.com/sapagent/sapagent/internal/abapref"
 	"github.com/sapagent/sapagent/internal/cleancore"
@@ -11,41 +10,15 @@ import (
 	"github.com/sapagent/sapagent/internal/sap/soaprfc"
 )
 
-var (
-	repoOnce sync.Once
-	repo     *cleancore.Repository
-)
-
-// cloudification is SAP's Cloudification Repository the platform ships (nil if it does not parse).
-func cloudification() *cleancore.Repository {
-	repoOnce.Do(func() {
-		if r, err := cleancore.Default(); err == nil {
-			repo = r
-		}
-	})
-	return repo
-}
-
 // releaseState is a standard object's Clean Core state and first successor from the
-// Cloudification Repository; "unknown" when the repository does not list it.
+// Cloudification Repository the platform ships; "unknown" when it does not list the object.
 func releaseState(typ, name string) (string, string) {
-	r := cloudification()
-	if r == nil {
-		return "unknown", ""
+	if r, err := cleancore.Default(); err == nil {
+		if e, ok := r.Lookup(typ, name); ok {
+			return e.IndexState()
+		}
 	}
-	e, ok := r.Lookup(typ, name)
-	if !ok {
-		return "unknown", ""
-	}
-	state := e.State.String()
-	if e.Deprecated && e.State == cleancore.StateReleased {
-		state = "deprecated"
-	}
-	succ := ""
-	if len(e.Successors) > 0 {
-		succ = e.Successors[0].Name
-	}
-	return state, succ
+	return "unknown", ""
 }
 
 // IndexCatalogContext lists the system's standard objects: TADIR's R3TR entries that are not

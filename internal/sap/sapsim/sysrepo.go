@@ -428,9 +428,9 @@ func (s *System) progOf(o *object) (name, subc string, ok bool) {
 	case "INCL":
 		return o.Name, "I", true
 	case "CLAS":
-		return poolInclude(o.Name, "CP"), "K", true
+		return sap.PoolInclude(o.Name, "CP"), "K", true
 	case "INTF":
-		return poolInclude(o.Name, "IP"), "J", true
+		return sap.PoolInclude(o.Name, "IP"), "J", true
 	case "FUGR":
 		return mainProgram(o.Name), "F", true
 	case "FUNC":
@@ -522,7 +522,7 @@ func (s *System) d010incRows() []segment {
 		}
 		if o.Type == "CLAS" {
 			for _, sfx := range []string{"CU", "CO", "CI", "CM001"} {
-				add(main, poolInclude(o.Name, sfx))
+				add(main, sap.PoolInclude(o.Name, sfx))
 			}
 		}
 		for _, r := range s.refsOf(o) {

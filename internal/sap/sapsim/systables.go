@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sapagent/sapagent/internal/abapref"
+	"github.com/sapagent/sapagent/internal/sap"
 )
 
 // SAP's system tables (the repository, the dictionary, the where-used index, transports) are
@@ -635,9 +636,9 @@ func (s *System) tftitRows() []segment { return s.funcRows(fmEntry.tftit) }
 func (s *System) includeOf(o *object) string {
 	switch o.Type {
 	case "CLAS":
-		return poolInclude(o.Name, "CM001")
+		return sap.PoolInclude(o.Name, "CM001")
 	case "INTF":
-		return poolInclude(o.Name, "IU")
+		return sap.PoolInclude(o.Name, "IU")
 	case "FUNC":
 		ns, short := splitNS(o.Group)
 		nn := "01"
@@ -653,15 +654,6 @@ func (s *System) includeOf(o *object) string {
 		return ns + "L" + short + "U" + nn
 	}
 	return o.Name
-}
-
-// poolInclude is an include of a class or interface pool: the name padded with = to 30
-// characters, then the include's suffix (ZCL_X=====…CM001).
-func poolInclude(name, suffix string) string {
-	if len(name) < 30 {
-		name += strings.Repeat("=", 30-len(name))
-	}
-	return name + suffix
 }
 
 // crossRef is where a reference goes: CROSS (TYPE F, R) or WBCROSSGT (OTYPE TY); ok false: neither.
