@@ -23,6 +23,10 @@ const MaxChangeLogEntries = 1_000_000
 // never handed out twice.
 type ChangeLog struct {
 	path string
+	// base is the seq of the log's start: a new log is at 1 before its first entry, so a full
+	// sync that reads change_seq before any change has a position a delta can start after
+	// (after_seq 0 would mean "everything"). The first entry is base+1.
+	base int64
 
 	mu      sync.Mutex
 	entries []sap.Change
@@ -33,13 +37,14 @@ type ChangeLog struct {
 
 // logLine is one line of the file: appended changes or a new poller state.
 type logLine struct {
+	Base    int64           `json:"base,omitempty"`
 	Changes []sap.Change    `json:"changes,omitempty"`
 	State   json.RawMessage `json:"state,omitempty"`
 }
 
 // OpenChangeLog loads the log at path, creating it; "" keeps it in memory only.
 func OpenChangeLog(path string) (*ChangeLog, error) {
-	l := &ChangeLog{path: path}
+	l := &ChangeLog{path: path, base: 1}
 	if path == "" {
 		return l, nil
 	}
@@ -76,6 +81,9 @@ func OpenChangeLog(path string) (*ChangeLog, error) {
 }
 
 func (l *ChangeLog) apply(ll logLine) {
+	if ll.Base > 0 {
+		l.base = ll.Base
+	}
 	for _, c := range ll.Changes {
 		if n := len(l.entries); n == 0 || c.Seq > l.entries[n-1].Seq {
 			l.entries = append(l.entries, c)
@@ -101,7 +109,7 @@ func (l *ChangeLog) compact() error {
 	}
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
-	err = enc.Encode(logLine{Changes: l.entries, State: l.state})
+	err = enc.Encode(logLine{Base: l.base, Changes: l.entries, State: l.state})
 	if err == nil {
 		err = w.Flush()
 	}
@@ -168,10 +176,10 @@ func (l *ChangeLog) latest() int64 {
 	if n := len(l.entries); n > 0 {
 		return l.entries[n-1].Seq
 	}
-	return 0
+	return l.base
 }
 
-// Latest is the newest seq (0: empty).
+// Latest is the newest seq (the log's start, 1, while it has no entry).
 func (l *ChangeLog) Latest() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -15,8 +15,12 @@ func TestChangeLogSurvivesRestartAndCutLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A new log stands at 1, so a delta can start after a full sync made before any change.
+	if l.Latest() != 1 {
+		t.Fatalf("new log at %d", l.Latest())
+	}
 	stored, err := l.Append([]sap.Change{{ObjectType: "PROG", ObjectName: "ZA"}, {ObjectType: "CLAS", ObjectName: "ZCL_B"}}, json.RawMessage(`{"seen":{"a":"20261128"}}`))
-	if err != nil || stored[0].Seq != 1 || stored[1].Seq != 2 {
+	if err != nil || stored[0].Seq != 2 || stored[1].Seq != 3 {
 		t.Fatalf("append: %v %+v", err, stored)
 	}
 	if _, err := l.Append([]sap.Change{{ObjectType: "PROG", ObjectName: "ZC", ChangeType: "deleted"}}, nil); err != nil {
@@ -25,22 +29,22 @@ func TestChangeLogSurvivesRestartAndCutLine(t *testing.T) {
 	l.Close()
 	// A crash in the middle of a write leaves a cut last line: it was never answered.
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
-	_, _ = f.WriteString(`{"changes":[{"seq":4,"object_type":"PR`)
+	_, _ = f.WriteString(`{"changes":[{"seq":5,"object_type":"PR`)
 	f.Close()
 	l, err = OpenChangeLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if l.Latest() != 3 || string(l.State()) != `{"seen":{"a":"20261128"}}` {
+	if l.Latest() != 4 || string(l.State()) != `{"seen":{"a":"20261128"}}` {
 		t.Fatalf("after restart: latest %d, state %s", l.Latest(), l.State())
 	}
-	got, more := l.After(1, 1)
+	got, more := l.After(2, 1)
 	if len(got) != 1 || got[0].ObjectName != "ZCL_B" || !more {
-		t.Fatalf("after 1: %+v %v", got, more)
+		t.Fatalf("after 2: %+v %v", got, more)
 	}
 	next, _ := l.Append([]sap.Change{{ObjectType: "DATA", ObjectName: "KNA1"}}, nil)
-	if next[0].Seq != 4 {
+	if next[0].Seq != 5 {
 		t.Fatalf("seq after restart: %d", next[0].Seq)
 	}
 }

@@ -18,8 +18,8 @@ func probe(t *testing.T, h *simHarness, after int64) sap.ProbeChangesResponse {
 
 func TestSimProbeChangesDeltasAndRestart(t *testing.T) {
 	h := startSim(t, sapsim.Options{}, "")
-	base := probe(t, h, 0) // the first poll records what SAP holds: the log starts empty
-	if base.LatestSeq != 0 || len(base.Changes) != 0 {
+	base := probe(t, h, 0) // the first poll records what SAP holds: the log starts empty, at seq 1
+	if base.LatestSeq != 1 || len(base.Changes) != 0 {
 		t.Fatalf("first probe: %+v", base)
 	}
 	// A transport deletes a program, an activation changes a class, a BAPI commit writes data.
@@ -47,7 +47,7 @@ func TestSimProbeChangesDeltasAndRestart(t *testing.T) {
 	if got["PROG/ZR_STOCK_REPORT"] != "deleted;" || got["CLAS/ZCL_PO_HELPER"] != "modified;" || got["PROG/ZR_LOCAL_TEST"] != "created;" || got["DATA/KNA1"] != "modified;" {
 		t.Fatalf("changes: %v", got)
 	}
-	if res.LatestSeq != int64(len(res.Changes)) || res.Changes[0].Seq != 1 {
+	if res.LatestSeq != int64(len(res.Changes))+1 || res.Changes[0].Seq != 2 {
 		t.Fatalf("seqs: %+v", res)
 	}
 	// Nothing new: the same seq.
@@ -57,6 +57,11 @@ func TestSimProbeChangesDeltasAndRestart(t *testing.T) {
 	var si sap.SystemInfo
 	if err := h.call(t, "", "", sap.EndpointSystemInfo, struct{}{}, &si); err != nil || si.ChangeSeq != res.LatestSeq {
 		t.Fatalf("system_info change_seq %d, want %d (%v)", si.ChangeSeq, res.LatestSeq, err)
+	}
+	// The first delta after a full sync made before any change starts after the log's start.
+	first, _ := pageAll(t, h, sap.EndpointIndexCustomObjects, 10, base.LatestSeq)
+	if k := set(first, "type", "name"); len(first) != 2 || !k["CLAS|ZCL_PO_HELPER|"] || !k["PROG|ZR_LOCAL_TEST|"] {
+		t.Fatalf("delta after the log's start: %v", keys(first, "type", "name"))
 	}
 	// Deltas after the seq a sync ended with: the objects changed since, deleted ones left out.
 	mark := res.LatestSeq
