@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
@@ -24,6 +25,12 @@ type Backend struct {
 	// Why a client could not be built (a bad URL; the config's validation normally catches it).
 	rfcErr, adtErr error
 	probe          connector.HTTPProbe
+	// The connector's own change log of the system (changes.go); changesErr: it cannot be opened.
+	changes    *connector.ChangeLog
+	changesErr error
+	pollMu     sync.Mutex
+	systemType string // from CVERS, once known (s4_extensions)
+	typeMu     sync.Mutex
 }
 
 // New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad
@@ -36,6 +43,9 @@ func New(sys connector.System, client *http.Client) connector.Backend {
 	}
 	if sys.Interfaces.Enabled(connector.InterfaceADT) {
 		b.adt, b.adtErr = adt.New(adt.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTP: client})
+	}
+	if b.changes, b.changesErr = connector.OpenChangeLog(sys.ChangeLog); b.changesErr != nil {
+		b.changes, _ = connector.OpenChangeLog("")
 	}
 	return b
 }

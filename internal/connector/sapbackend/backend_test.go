@@ -275,7 +275,7 @@ func TestWhereUsedOnLegacySystemWithoutSOAPRFCIsNotSupported(t *testing.T) {
 
 func TestUnmappedEndpointStaysNotSupported(t *testing.T) {
 	h := start(t, "")
-	err := h.call(t, "", "", sap.EndpointProbeChanges, sap.ProbeChangesRequest{}, nil)
+	err := h.call(t, "", "", sap.EndpointWriteTable, sap.WriteTableRequest{Table: "ZSALES_BONUS", Mode: "insert"}, nil)
 	if se := protoCode(t, err); se.Code != sap.ErrNotSupported {
 		t.Fatalf("got %v", se)
 	}
