@@ -118,7 +118,8 @@ type System struct {
 	funcs    map[string]*function
 	changes  []sap.Change
 	sessions map[string]*session
-	memo     *memo // keyed writes already run (idempotency.go)
+	memo     *memo      // keyed writes already run (idempotency.go)
+	odata    odataState // CSRF tokens of the OData services (odata.go)
 
 	gen        *generator             // the generated landscape (generate.go)
 	genChanged map[int]genChange      // generated custom objects changed since generation
