@@ -12,6 +12,7 @@ import (
 	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/adt"
+	"github.com/sapagent/sapagent/internal/sap/odata"
 	"github.com/sapagent/sapagent/internal/sap/soaprfc"
 )
 
@@ -21,9 +22,11 @@ type Backend struct {
 	sys connector.System
 	rfc *soaprfc.Client
 	adt *adt.Client
+	od  *odata.Client
 	// Why a client could not be built (a bad URL; the config's validation normally catches it).
 	rfcErr, adtErr error
 	probe          connector.HTTPProbe
+	released       releasedState // what the OData route knows about the system (odata.go)
 }
 
 // New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad
@@ -36,6 +39,10 @@ func New(sys connector.System, client *http.Client) connector.Backend {
 	}
 	if sys.Interfaces.Enabled(connector.InterfaceADT) {
 		b.adt, b.adtErr = adt.New(adt.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTP: client})
+	}
+	if sys.Interfaces.Enabled(connector.InterfaceOData) {
+		// A bad URL leaves od nil: the writes then take the BAPIs over SOAP RFC.
+		b.od, _ = odata.New(odata.Config{BaseURL: sys.URL, Client: sys.Client, HTTP: client})
 	}
 	return b
 }
