@@ -26,7 +26,8 @@ type Backend struct {
 	// Why a client could not be built (a bad URL; the config's validation normally catches it).
 	rfcErr, adtErr error
 	probe          connector.HTTPProbe
-	released       releasedState // what the OData route knows about the system (odata.go)
+	released       releasedState       // what the OData route knows about the system (odata.go)
+	writePkg       writeTableInstalled // Z_SAPAGENT_WRITE_TABLE answered (writetable.go)
 }
 
 // New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad

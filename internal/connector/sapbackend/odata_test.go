@@ -24,7 +24,12 @@ import (
 // (SOAP RFC and OData) over HTTP. systemYAML is appended to the system's entry.
 func startSim(t *testing.T, sid, systemYAML string) *harness {
 	t.Helper()
-	sim := httptest.NewServer(sapsim.NewLandscape(sapsim.Options{}).Handler())
+	return startSimWith(t, sapsim.Options{}, sid, systemYAML)
+}
+
+func startSimWith(t *testing.T, opts sapsim.Options, sid, systemYAML string) *harness {
+	t.Helper()
+	sim := httptest.NewServer(sapsim.NewLandscape(opts).Handler())
 	t.Cleanup(sim.Close)
 	cfgYAML := "connector_keys: [" + connectorKey + "]\nsystems:\n  - id: " + sid + "\n    url: " + sim.URL + "/" + sid +
 		"\n    client: \"100\"\n    user: DEVELOPER\n    password_env: SIM_PW\n" + systemYAML

@@ -150,6 +150,12 @@ func (s *System) serveSOAPRFC(w http.ResponseWriter, r *http.Request) {
 		fault = s.soapFieldInfo(params, out, w)
 	case "RFC_GET_FUNCTION_INTERFACE":
 		fault = s.soapFunctionInterface(params, out, w)
+	case WriteTableFM:
+		if _, err := s.functionInterface(WriteTableFM); err == nil {
+			fault = s.soapWriteTable(u, params, out, w) // writefm.go
+			break
+		}
+		fault = s.soapFunction(u, fm, params, sid, out, w)
 	default:
 		fault = s.soapFunction(u, fm, params, sid, out, w)
 	}
