@@ -302,13 +302,8 @@ func etagOf(e entity) string {
 // serveOData answers one OData request: rest is <SERVICE>/<resource path>.
 func (s *System) serveOData(w http.ResponseWriter, r *http.Request, rest string) {
 	s.init()
-	name, pass, ok := r.BasicAuth()
-	u, err := s.logon(Credentials{User: name, Password: pass})
-	if c := r.URL.Query().Get("sap-client"); !ok || name == "" || err != nil || (c != "" && c != client) {
-		w.Header().Set("WWW-Authenticate", `Basic realm="SAP NetWeaver Application Server [`+s.info.SystemID+`/`+client+`]"`)
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = io.WriteString(w, "<html><head><title>Logon Error Message</title></head><body><h1>Logon failed</h1></body></html>")
+	u, ok := s.icfLogon(w, r)
+	if !ok {
 		return
 	}
 	if err := s.fault(r.Context()); err != nil {
@@ -560,27 +555,12 @@ func parseKey(set *oSet, pred string) (entity, error) {
 		} else if len(set.keys) == 1 && i == 0 {
 			name = set.keys[0]
 		}
-		if !strings.HasPrefix(rest, "'") {
-			return nil, fmt.Errorf("%q: key values are string literals", pred)
+		v, after, err := cutLiteral(rest)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", pred, err)
 		}
-		var b strings.Builder
-		j := 1
-		for ; j < len(rest); j++ {
-			if rest[j] == '\'' {
-				if j+1 < len(rest) && rest[j+1] == '\'' {
-					b.WriteByte('\'')
-					j++
-					continue
-				}
-				break
-			}
-			b.WriteByte(rest[j])
-		}
-		if j >= len(rest) {
-			return nil, fmt.Errorf("%q: unterminated literal", pred)
-		}
-		key[name] = b.String()
-		rest = strings.TrimPrefix(strings.TrimSpace(rest[j+1:]), ",")
+		key[name] = v
+		rest = strings.TrimPrefix(strings.TrimSpace(after), ",")
 	}
 	for _, k := range set.keys {
 		if _, ok := key[k]; !ok {
@@ -591,6 +571,28 @@ func parseKey(set *oSet, pred string) (entity, error) {
 		return nil, fmt.Errorf("%q: the key of %s is %s", pred, set.name, strings.Join(set.keys, ","))
 	}
 	return key, nil
+}
+
+// cutLiteral reads the string literal at the start of s ('…', quotes doubled inside) and
+// returns its value and what follows it.
+func cutLiteral(s string) (value, rest string, err error) {
+	if !strings.HasPrefix(s, "'") {
+		return "", "", errors.New("values are string literals ('…')")
+	}
+	var b strings.Builder
+	for j := 1; j < len(s); j++ {
+		if s[j] != '\'' {
+			b.WriteByte(s[j])
+			continue
+		}
+		if j+1 < len(s) && s[j+1] == '\'' {
+			b.WriteByte('\'')
+			j++
+			continue
+		}
+		return b.String(), s[j+1:], nil
+	}
+	return "", "", errors.New("unterminated literal")
 }
 
 func findEntity(s *System, set *oSet, key entity) entity {
@@ -793,28 +795,12 @@ func parseFilter(set *oSet, f string) (map[string]string, error) {
 		if _, known := set.prop(name); !known {
 			return nil, fmt.Errorf("property %s is not in %s", name, set.typeName)
 		}
-		rest = strings.TrimSpace(rest)
-		if !strings.HasPrefix(rest, "'") {
-			return nil, fmt.Errorf("the value of %s must be a string literal", name)
+		v, after, err := cutLiteral(strings.TrimSpace(rest))
+		if err != nil {
+			return nil, fmt.Errorf("the value of %s: %v", name, err)
 		}
-		var b strings.Builder
-		j := 1
-		for ; j < len(rest); j++ {
-			if rest[j] == '\'' {
-				if j+1 < len(rest) && rest[j+1] == '\'' {
-					b.WriteByte('\'')
-					j++
-					continue
-				}
-				break
-			}
-			b.WriteByte(rest[j])
-		}
-		if j >= len(rest) {
-			return nil, errors.New("unterminated literal")
-		}
-		out[name] = b.String()
-		f = strings.TrimSpace(rest[j+1:])
+		out[name] = v
+		f = strings.TrimSpace(after)
 		if f != "" {
 			after, ok := strings.CutPrefix(f, "and ")
 			if !ok {

@@ -279,3 +279,21 @@ func TestODataConformance(t *testing.T) {
 	ge := odata.ParseGatewayError(status, body)
 	assert.True(t, errors.Is(ge, odata.ErrNotFound) && ge.Code != "" && ge.Message != "")
 }
+
+func TestODataKeyAndFilterLiterals(t *testing.T) {
+	addr := odataSets[1]
+	k, err := parseKey(addr, "BusinessPartner='O''Neil',AddressID='7'")
+	require.NoError(t, err)
+	assert.Equal(t, entity{"BusinessPartner": "O'Neil", "AddressID": "7"}, k)
+	for _, bad := range []string{"'1'", "BusinessPartner='1'", "BusinessPartner='1,AddressID='2'", "BusinessPartner=1,AddressID='2'"} {
+		_, err := parseKey(addr, bad)
+		assert.Error(t, err, bad)
+	}
+	f, err := parseFilter(addr, "CityName eq 'It''s' and Country eq 'DE'")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"CityName": "It's", "Country": "DE"}, f)
+	for _, bad := range []string{"CityName gt 'A'", "Nope eq 'A'", "CityName eq 'A' or Country eq 'B'", "CityName eq 'A"} {
+		_, err := parseFilter(addr, bad)
+		assert.Error(t, err, bad)
+	}
+}
