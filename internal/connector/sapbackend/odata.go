@@ -288,17 +288,25 @@ func (b *Backend) customerViaOData(ctx context.Context, cred connector.Credentia
 		}
 		ops = append(ops, op)
 	}
+	return b.write(ctx, oc, serviceBP, ops, req.Commit, "PI_COMPANYDATA is empty: nothing to change for customer "+kunnr,
+		fmt.Sprintf("the changes for customer %s (business partner %s)", kunnr, bp),
+		fmt.Sprintf("Changes have been made for customer %s (business partner %s)", kunnr, bp))
+}
+
+// write ends a mapped call: a warning when there is nothing to write, a test-run answer without
+// commit, else the writes in one changeset.
+func (b *Backend) write(ctx context.Context, oc odata.Credentials, service string, ops []odata.Op, commit bool, nothing, wouldWrite, written string) (*sap.ExecuteRFCResponse, error) {
 	if len(ops) == 0 {
 		return &sap.ExecuteRFCResponse{Exports: map[string]any{}, Tables: map[string][]map[string]any{},
-			Return: []sap.BAPIReturn{{Type: "W", ID: serviceBP, Number: "000", Message: "PI_COMPANYDATA is empty: nothing to change for customer " + kunnr}}}, nil
+			Return: []sap.BAPIReturn{{Type: "W", ID: service, Number: "000", Message: nothing}}}, nil
 	}
-	if !req.Commit {
-		return done(false, serviceBP, "the changes for customer %s (business partner %s)", kunnr, bp), nil
+	if !commit {
+		return done(false, service, "%s", wouldWrite), nil
 	}
-	if resp, err := b.changeset(ctx, oc, serviceBP, ops); resp != nil || err != nil {
+	if resp, err := b.changeset(ctx, oc, service, ops); resp != nil || err != nil {
 		return resp, err
 	}
-	return done(true, serviceBP, "Changes have been made for customer %s (business partner %s)", kunnr, bp), nil
+	return done(true, service, "%s", written), nil
 }
 
 func patchOp(path, etag string, props map[string]any) (odata.Op, error) {
@@ -429,17 +437,8 @@ func (b *Backend) materialViaOData(ctx context.Context, cred connector.Credentia
 			ops = append(ops, op)
 		}
 	}
-	if len(ops) == 0 {
-		return &sap.ExecuteRFCResponse{Exports: map[string]any{}, Tables: map[string][]map[string]any{},
-			Return: []sap.BAPIReturn{{Type: "W", ID: serviceProduct, Number: "000", Message: "No data was changed for material " + product}}}, nil
-	}
-	if !req.Commit {
-		return done(false, serviceProduct, "the changes of material %s", product), nil
-	}
-	if resp, err := b.changeset(ctx, oc, serviceProduct, ops); resp != nil || err != nil {
-		return resp, err
-	}
-	return done(true, serviceProduct, "Material %s changed", product), nil
+	return b.write(ctx, oc, serviceProduct, ops, req.Commit, "No data was changed for material "+product,
+		"the changes of material "+product, "Material "+product+" changed")
 }
 
 // findProduct reads A_Product by key. A number is tried as given and then ALPHA-padded (18
