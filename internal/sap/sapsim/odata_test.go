@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -278,6 +280,71 @@ func TestODataConformance(t *testing.T) {
 	assert.Empty(t, missing, "Gateway error keys the simulator does not write: %s", body)
 	ge := odata.ParseGatewayError(status, body)
 	assert.True(t, errors.Is(ge, odata.ErrNotFound) && ge.Code != "" && ge.Message != "")
+
+	// $batch: the parts carry the headers of the recorded answer, and its failed part the same
+	// Gateway error keys.
+	recBatch, err := os.ReadFile(odataRecordings + "batch_response_with_error.txt")
+	require.NoError(t, err)
+	recBoundary := strings.TrimPrefix(strings.SplitN(string(recBatch), "\n", 2)[0], "--")
+	recParts := batchParts(t, "multipart/mixed; boundary="+strings.TrimSpace(recBoundary), recBatch)
+	ct, reqBody, err := odata.BuildBatch([]odata.BatchPart{{Read: &odata.Op{Method: http.MethodGet, Path: "A_Product?$top=1"}},
+		{Changeset: []odata.Op{{Method: http.MethodPatch, Path: "A_Product('NOPE')", Header: http.Header{"If-Match": {"*"}}, Body: []byte(`{"ProductGroup":"X"}`)}}}})
+	require.NoError(t, err)
+	tok := fetchToken(t, base+"API_PRODUCT_SRV/")
+	req, _ := http.NewRequest(http.MethodPost, base+"API_PRODUCT_SRV/$batch", strings.NewReader(string(reqBody)))
+	req.SetBasicAuth("DEVELOPER", DefaultUsers()["DEVELOPER"])
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set("X-Csrf-Token", tok)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	simBatch, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%s", simBatch)
+	simParts := batchParts(t, resp.Header.Get("Content-Type"), simBatch)
+	require.Len(t, simParts, 2)
+	for _, sp := range simParts {
+		for h := range recParts[0] {
+			assert.Contains(t, sp, h, "a $batch part lacks the header %s", h)
+		}
+	}
+	parsed, err := odata.ParseBatchResponse(resp.Header.Get("Content-Type"), simBatch)
+	require.NoError(t, err)
+	failed := parsed[1].Failed()
+	require.NotNil(t, failed, "the changeset on a missing product fails")
+	assert.ErrorIs(t, failed, odata.ErrNotFound)
+}
+
+// batchParts reads a multipart answer's part headers.
+func batchParts(t *testing.T, contentType string, body []byte) []map[string]bool {
+	t.Helper()
+	_, params, err := mime.ParseMediaType(contentType)
+	require.NoError(t, err)
+	mr := multipart.NewReader(strings.NewReader(strings.ReplaceAll(string(body), "\r\n", "\n")), params["boundary"])
+	var out []map[string]bool
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		h := map[string]bool{}
+		for k := range part.Header {
+			h[k] = true
+		}
+		out = append(out, h)
+	}
+}
+
+func fetchToken(t *testing.T, url string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.SetBasicAuth("DEVELOPER", DefaultUsers()["DEVELOPER"])
+	req.Header.Set("X-Csrf-Token", "Fetch")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.NotEmpty(t, resp.Header.Get("X-Csrf-Token"))
+	return resp.Header.Get("X-Csrf-Token")
 }
 
 func TestODataKeyAndFilterLiterals(t *testing.T) {
