@@ -13,6 +13,7 @@ import (
 	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/adt"
+	"github.com/sapagent/sapagent/internal/sap/odata"
 	"github.com/sapagent/sapagent/internal/sap/soaprfc"
 )
 
@@ -22,6 +23,7 @@ type Backend struct {
 	sys connector.System
 	rfc *soaprfc.Client
 	adt *adt.Client
+	od  *odata.Client
 	// Why a client could not be built (a bad URL; the config's validation normally catches it).
 	rfcErr, adtErr error
 	probe          connector.HTTPProbe
@@ -31,6 +33,8 @@ type Backend struct {
 	pollMu     sync.Mutex
 	systemType string // from CVERS, once known (s4_extensions)
 	typeMu     sync.Mutex
+	released   releasedState       // what the OData route knows about the system (odata.go)
+	writePkg   writeTableInstalled // Z_SAPAGENT_WRITE_TABLE answered (writetable.go)
 }
 
 // New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad
@@ -46,6 +50,10 @@ func New(sys connector.System, client *http.Client) connector.Backend {
 	}
 	if b.changes, b.changesErr = connector.OpenChangeLog(sys.ChangeLog); b.changesErr != nil {
 		b.changes, _ = connector.OpenChangeLog("")
+	}
+	if sys.Interfaces.Enabled(connector.InterfaceOData) {
+		// A bad URL leaves od nil: the writes then take the BAPIs over SOAP RFC.
+		b.od, _ = odata.New(odata.Config{BaseURL: sys.URL, Client: sys.Client, HTTP: client})
 	}
 	return b
 }

@@ -273,14 +273,6 @@ func TestWhereUsedOnLegacySystemWithoutSOAPRFCIsNotSupported(t *testing.T) {
 	}
 }
 
-func TestUnmappedEndpointStaysNotSupported(t *testing.T) {
-	h := start(t, "")
-	err := h.call(t, "", "", sap.EndpointWriteTable, sap.WriteTableRequest{Table: "ZSALES_BONUS", Mode: "insert"}, nil)
-	if se := protoCode(t, err); se.Code != sap.ErrNotSupported {
-		t.Fatalf("got %v", se)
-	}
-}
-
 // A test run saves nothing, so a read_only system allows it: TESTRUN = 'X', then a rollback.
 func TestExecuteRFCTestRunOnReadOnlySystemRollsBack(t *testing.T) {
 	h := start(t, "    read_only: true\n")

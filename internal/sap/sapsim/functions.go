@@ -362,7 +362,14 @@ func (s *System) commit(id string, u user) int {
 		return 0
 	}
 	delete(s.sessions, id)
-	for _, c := range ses.staged {
+	s.apply(ses.staged, u)
+	return len(ses.staged)
+}
+
+// apply writes staged changes with their change documents and change log (callers hold s.mu):
+// BAPI_TRANSACTION_COMMIT and OData writes (odata.go) both end here.
+func (s *System) apply(staged []change, u user) {
+	for _, c := range staged {
 		t := s.tables[c.table]
 		row := map[string]string{}
 		for _, f := range t.schema.Fields {
@@ -384,7 +391,6 @@ func (s *System) commit(id string, u user) int {
 		}
 		s.logChange("DATA", c.what, "modified", u.name)
 	}
-	return len(ses.staged)
 }
 
 func bapiMaterialSave(s *System, _ user, req sap.ExecuteRFCRequest) (sap.ExecuteRFCResponse, []change) {

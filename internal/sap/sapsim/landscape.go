@@ -45,6 +45,9 @@ type Options struct {
 	// objects and a twentieth as many custom objects, derived from their index (generate.go).
 	// 0: the built-in landscape only.
 	GeneratedObjects int
+	// NoWritePackage leaves out the abapGit package abap/zsapagent (Z_SAPAGENT_WRITE_TABLE), as
+	// on a system where it was never installed.
+	NoWritePackage bool
 }
 
 // Credentials are what a call presents (IdempotencyKey: the Idempotency-Key header of a write).
@@ -118,7 +121,8 @@ type System struct {
 	funcs    map[string]*function
 	changes  []sap.Change
 	sessions map[string]*session
-	memo     *memo // keyed writes already run (idempotency.go)
+	memo     *memo      // keyed writes already run (idempotency.go)
+	odata    odataState // CSRF tokens of the OData services (odata.go)
 
 	gen        *generator             // the generated landscape (generate.go)
 	genChanged map[int]genChange      // generated custom objects changed since generation
@@ -170,6 +174,9 @@ func (s *System) init() {
 			s.objects[o.Type+"/"+o.Name] = o
 		}
 		s.funcs = functions()
+		if !s.opts.NoWritePackage {
+			s.funcs[WriteTableFM] = writeTableFunction() // the abapGit package abap/zsapagent (writefm.go)
+		}
 		for _, o := range s.objects {
 			if o.Type == "FUNC" {
 				s.funcs[o.Name] = &function{iface: sap.FunctionInterface{Function: o.Name, Group: o.Group, Description: o.Description, RemoteEnabled: true,
