@@ -55,7 +55,7 @@ type Stack struct {
 	// Landscape is the simulator the stack serves (tests read its state and change log).
 	Landscape *sapsim.Landscape
 	Deps      *app.Deps
-	API             *api.Server
+	API       *api.Server
 
 	temporal     *Temporal // nil while stopped (StopTemporal)
 	temporalOpts TemporalOptions

@@ -16,9 +16,9 @@ import (
 // Resolver turns stored connections into connectors for one user. Connector keys and SAP
 // passwords are decrypted here, at the moment of use, and live only inside the connectors.
 type Resolver struct {
-	Store     *store.Store
-	Keyring   *secrets.Keyring
-	Client *sap.Client // remote connectors, through the URL guard
+	Store   *store.Store
+	Keyring *secrets.Keyring
+	Client  *sap.Client // remote connectors, through the URL guard
 	// Simulated answers for simulated connections (nil: none in this process, so they fail
 	// with a clear error).
 	Simulated SimulatedSystems
