@@ -22,9 +22,13 @@ const (
 )
 
 // DevConnectorConfig is the connector config the dev stack generates for its simulator at
-// simURL: systems ECC and S4H over SOAP RFC and ADT, client 100, key the connector key. JSON,
-// as an operator could write it (docs/connector.md).
+// simURL: systems ECC and S4H over SOAP RFC and ADT (and OData on S4H), client 100, key the
+// connector key. JSON, as an operator could write it (docs/connector.md); the compose file's
+// deploy/connector.sapsim.yaml is the same in YAML.
 func DevConnectorConfig(simURL, key string) ([]byte, error) {
+	type interfaces struct {
+		OData bool `json:"odata"`
+	}
 	type system struct {
 		ID          string `json:"id"`
 		URL         string `json:"url"`
@@ -32,13 +36,16 @@ func DevConnectorConfig(simURL, key string) ([]byte, error) {
 		User        string `json:"user"`
 		PasswordEnv string `json:"password_env"`
 		MaxCalls    int    `json:"max_concurrent_calls"`
+		// S/4HANA's business partner and product writes go through its released OData APIs.
+		Interfaces interfaces `json:"interfaces"`
 	}
 	cfg := struct {
 		Keys    []string `json:"connector_keys"`
 		Systems []system `json:"systems"`
 	}{Keys: []string{key}}
 	for _, sid := range []string{"ECC", "S4H"} {
-		cfg.Systems = append(cfg.Systems, system{ID: sid, URL: simURL + "/" + sid, Client: "100", User: devTechUser, PasswordEnv: devTechPasswordEnv, MaxCalls: 16})
+		cfg.Systems = append(cfg.Systems, system{ID: sid, URL: simURL + "/" + sid, Client: "100", User: devTechUser, PasswordEnv: devTechPasswordEnv, MaxCalls: 16,
+			Interfaces: interfaces{OData: sid == "S4H"}})
 	}
 	return json.MarshalIndent(cfg, "", "  ")
 }
