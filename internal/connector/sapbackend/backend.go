@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
@@ -29,7 +30,8 @@ type Backend struct {
 	changes    *connector.ChangeLog
 	changesErr error
 	pollMu     sync.Mutex
-	systemType string // from CVERS, once known (s4_extensions)
+	lastPoll   time.Time // under pollMu
+	systemType string    // from CVERS, once known (s4_extensions)
 	typeMu     sync.Mutex
 }
 
