@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
@@ -31,7 +32,8 @@ type Backend struct {
 	changes    *connector.ChangeLog
 	changesErr error
 	pollMu     sync.Mutex
-	systemType string // from CVERS, once known (s4_extensions)
+	lastPoll   time.Time // under pollMu
+	systemType string    // from CVERS, once known (s4_extensions)
 	typeMu     sync.Mutex
 	released   releasedState       // what the OData route knows about the system (odata.go)
 	writePkg   writeTableInstalled // Z_SAPAGENT_WRITE_TABLE answered (writetable.go)

@@ -37,6 +37,10 @@ import (
 // pollWindowDays is how many days back each poll looks.
 const pollWindowDays = 2
 
+// systemInfoPollInterval: system_info polls only when the last poll is older (probe_changes and
+// index deltas always poll), so frequent connection checks do not read SAP's change tables.
+const systemInfoPollInterval = 30 * time.Second
+
 // maxDocsPerPoll bounds the change documents one poll turns into DATA changes (each needs a
 // CDPOS read); the rest are picked up by the next poll.
 const maxDocsPerPoll = 200
@@ -60,6 +64,7 @@ func (b *Backend) pollChanges(ctx context.Context, c *soaprfc.Client, cred conne
 	}
 	b.pollMu.Lock()
 	defer b.pollMu.Unlock()
+	b.lastPoll = time.Now()
 	var st pollState
 	first := true
 	if raw := b.changes.State(); len(raw) > 0 && json.Unmarshal(raw, &st) == nil {

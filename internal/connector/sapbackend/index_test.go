@@ -254,3 +254,21 @@ func TestSimIndexCursorSurvivesADeletionBeforeIt(t *testing.T) {
 		t.Fatalf("after a deletion before the cursor:\n got %v\nwant %v", g, keys(all, "type", "name"))
 	}
 }
+
+// Without ADT the relationships come from the where-used tables (no lines), custom_code is
+// NOT_SUPPORTED.
+func TestSimIndexRelationshipsWithoutADTFromWhereUsedTables(t *testing.T) {
+	h := startSim(t, sapsim.Options{}, "    interfaces:\n      adt: false\n      routes:\n        search_objects: soap_rfc\n        abap_source: soap_rfc\n        where_used: soap_rfc\n")
+	rel, _ := pageAll(t, h, sap.EndpointIndexRelationships, 50, 0)
+	got := set(rel, "from_type", "from", "to_type", "to", "kind", "usage", "line")
+	for _, k := range []string{"PROG|ZR_SALES_REPORT|TABL|KNA1|uses_table|type|0|", "PROG|ZR_SALES_REPORT|FUNC|BAPI_SALESORDER_GETLIST|calls_function|call|0|",
+		"CLAS|ZCL_PO_HELPER|FUNC|BAPI_PO_CREATE1|calls_function|call|0|"} {
+		if !got[k] {
+			t.Errorf("relationships lack %s: %v", k, keys(rel, "from", "to", "usage"))
+		}
+	}
+	var page sap.IndexPage
+	if se := protoCode(t, h.call(t, "", "", sap.EndpointIndexCustomCode, sap.IndexRequest{}, &page)); se.Code != sap.ErrNotSupported {
+		t.Fatalf("custom_code without ADT: %+v", se)
+	}
+}

@@ -160,13 +160,27 @@ func (b *Backend) customObjectItems(ctx context.Context, c *soaprfc.Client, cred
 	if err != nil {
 		return nil, err
 	}
+	return perObject(refs, pi, func(o objRef) ([]map[string]any, error) {
+		return []map[string]any{{"type": o.typ, "name": o.name, "description": pi.text(o), "package": o.pkg, "created_by": o.author, "changed_at": pi.changedAt(o)}}, nil
+	})
+}
+
+// perObject builds each object's items, leaving out those that are not the customer's after all;
+// with pi, each object first gets what the page learnt about it.
+func perObject(refs []objRef, pi *pageInfo, items func(o objRef) ([]map[string]any, error)) ([][]map[string]any, error) {
 	out := make([][]map[string]any, len(refs))
 	for i, o := range refs {
 		if o.skip {
 			continue
 		}
-		pi.resolve(&o)
-		out[i] = []map[string]any{{"type": o.typ, "name": o.name, "description": pi.text(o), "package": o.pkg, "created_by": o.author, "changed_at": pi.changedAt(o)}}
+		if pi != nil {
+			pi.resolve(&o)
+		}
+		its, err := items(o)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = its
 	}
 	return out, nil
 }
@@ -195,21 +209,13 @@ func (b *Backend) customCodeItems(ctx context.Context, c *soaprfc.Client, cred c
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]map[string]any, len(refs))
-	for i, o := range refs {
-		if o.skip {
-			continue
-		}
-		pi.resolve(&o)
+	return perObject(refs, pi, func(o objRef) ([]map[string]any, error) {
 		src, ok, err := b.source(ctx, cred, o)
-		if err != nil {
+		if err != nil || !ok {
 			return nil, err
 		}
-		if ok {
-			out[i] = []map[string]any{{"type": o.typ, "name": o.name, "source": src, "lines": strings.Count(src, "\n") + 1}}
-		}
-	}
-	return out, nil
+		return []map[string]any{{"type": o.typ, "name": o.name, "source": src, "lines": strings.Count(src, "\n") + 1}}, nil
+	})
 }
 
 // alternatives are the TADIR types a reference typed from source alone may really have.

@@ -99,16 +99,11 @@ func (b *Backend) catalogItems(ctx context.Context, c *soaprfc.Client, cred conn
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]map[string]any, len(refs))
-	for i, o := range refs {
-		if o.skip {
-			continue
-		}
+	return perObject(refs, nil, func(o objRef) ([]map[string]any, error) {
 		state, succ := releaseState(o.typ, o.name)
-		out[i] = []map[string]any{{"type": o.typ, "name": o.name, "description": texts[o.typ+"/"+o.name], "package": o.pkg,
-			"application_component": comp[o.pkg], "release_state": state, "successor": succ}}
-	}
-	return out, nil
+		return []map[string]any{{"type": o.typ, "name": o.name, "description": texts[o.typ+"/"+o.name], "package": o.pkg,
+			"application_component": comp[o.pkg], "release_state": state, "successor": succ}}, nil
+	})
 }
 
 // texts reads the short texts of objects by type from their text tables (TYPE/NAME -> text).

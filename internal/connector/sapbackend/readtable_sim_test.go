@@ -96,3 +96,44 @@ func BenchmarkSimReadTable(b *testing.B) {
 	b.ReportMetric(perRow(first), "tadir_B/row")
 	b.ReportMetric(perRow(deep)/perRow(first), "deep/first_B")
 }
+
+// BenchmarkSimIndexCatalogPage serves index/catalog_context pages of 1,000 items of a 100,000-object
+// landscape through the connector: a page at TADIR row 80,000 against one at row 20,000 (both among the generated standard objects), and
+// first custom_objects pages (TADIR with a WHERE, texts, REPOSRC, and the count) against them.
+func BenchmarkSimIndexCatalogPage(b *testing.B) {
+	h := startSim(b, sapsim.Options{GeneratedObjects: 100000}, "")
+	type kind struct {
+		endpoint string
+		cursor   string
+		items    int
+		bytes    uint64
+		took     time.Duration
+	}
+	mid := cursor{Phase: sap.EndpointIndexCatalogContext, Skip: 20000}
+	deep := cursor{Phase: sap.EndpointIndexCatalogContext, Skip: 80000}
+	kinds := []*kind{{endpoint: sap.EndpointIndexCatalogContext, cursor: mid.encode()}, {endpoint: sap.EndpointIndexCatalogContext, cursor: deep.encode()},
+		{endpoint: sap.EndpointIndexCustomObjects}}
+	page := func(k *kind) int {
+		var p sap.IndexPage
+		if err := h.client.Call(b.Context(), sap.Target{URL: h.url, ConnectorKey: connectorKey}, k.endpoint, sap.IndexRequest{Cursor: k.cursor, Limit: 1000}, &p); err != nil {
+			b.Fatal(err)
+		}
+		return len(p.Items)
+	}
+	page(&kind{endpoint: sap.EndpointIndexCatalogContext}) // warm up: the simulator builds its catalog once
+	for i := 0; i < b.N; i++ {
+		for round := 0; round < 5; round++ {
+			for _, k := range kinds {
+				start := time.Now()
+				k.bytes += allocated(func() { k.items += page(k) })
+				k.took += time.Since(start)
+			}
+		}
+	}
+	rate := func(k *kind) float64 { return float64(k.items) / k.took.Seconds() }
+	b.ReportMetric(rate(kinds[0]), "catalog_items/s")
+	b.ReportMetric(rate(kinds[1])/rate(kinds[0]), "deep/mid")
+	b.ReportMetric(float64(kinds[1].bytes)/float64(kinds[1].items)/(float64(kinds[0].bytes)/float64(kinds[0].items)), "deep/mid_B")
+	b.ReportMetric(rate(kinds[2]), "custom_objects_items/s")
+	b.ReportMetric(rate(kinds[2])/rate(kinds[0]), "custom/catalog")
+}

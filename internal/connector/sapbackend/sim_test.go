@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -43,22 +42,21 @@ func startSimSystem(t testing.TB, sid string, opts sapsim.Options, systemYAML st
 // connector process restart does.
 func (h *simHarness) restart(t testing.TB, systemYAML string) {
 	t.Helper()
-	cfgYAML := "connector_keys: [" + connectorKey + "]\nsystems:\n  - id: ECC\n    url: " + h.simURL +
-		"\n    client: \"100\"\n    user: DEVELOPER\n    password_env: ECC_PW\n" + systemYAML
-	cfg, err := connector.ParseConfig([]byte(cfgYAML), func(string) string { return sapsim.DefaultUsers()["DEVELOPER"] })
+	cfgYAML := "connector_keys: [" + connectorKey + "]\nidempotency_store: " + filepath.Join(h.dataDir, "idem.json") +
+		"\nsystems:\n  - id: ECC\n    url: " + h.simURL + "\n    client: \"100\"\n    user: DEVELOPER\n    password_env: ECC_PW\n" + systemYAML
+	url := serveConnector(t, cfgYAML, sapsim.DefaultUsers()["DEVELOPER"])
+	h.harness = harness{client: sap.NewClient(sap.Guard{}, 30*time.Second), url: url + "/ECC"}
+}
+
+// serveConnector serves the connector of a config (the technical user's password from ECC_PW)
+// with this package's backend, as cmd/sapagent-connector wires it.
+func serveConnector(t testing.TB, cfgYAML, password string) string {
+	t.Helper()
+	cfg, err := connector.ParseConfig([]byte(cfgYAML), func(string) string { return password })
 	if err != nil {
 		t.Fatal(err)
 	}
 	backends := map[string]connector.Backend{}
-	for _, sys := range cfg.Systems {
-		backends[sys.ID] = New(sys, connector.NewHTTPClient(sys))
-	}
-	cfgYAML = strings.Replace(cfgYAML, "connector_keys:", "idempotency_store: "+filepath.Join(h.dataDir, "idem.json")+"\nconnector_keys:", 1)
-	cfg, err = connector.ParseConfig([]byte(cfgYAML), func(string) string { return sapsim.DefaultUsers()["DEVELOPER"] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	backends = map[string]connector.Backend{}
 	for _, sys := range cfg.Systems {
 		backends[sys.ID] = New(sys, connector.NewHTTPClient(sys))
 	}
@@ -72,7 +70,7 @@ func (h *simHarness) restart(t testing.TB, systemYAML string) {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); _ = store.Close() })
-	h.harness = harness{client: sap.NewClient(sap.Guard{}, 30*time.Second), url: hs.URL + "/ECC"}
+	return hs.URL
 }
 
 func TestSimSystemInfoTypeFromCVERS(t *testing.T) {

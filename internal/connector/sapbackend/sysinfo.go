@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
@@ -14,7 +15,7 @@ import (
 // installed components from CVERS: S4CORE makes the system S/4HANA, SAP_APPL without it ECC.
 // A system with neither (e.g. a bare NetWeaver), or a user not allowed to read CVERS, gets an
 // empty system_type and no components. change_seq is the newest seq of the connector's change
-// log after a poll (changes.go); 0 when the log cannot be used.
+// log after a poll (changes.go; not repeated within 30 s); 0 when the log cannot be used.
 func (b *Backend) SystemInfo(ctx context.Context, cred connector.Credentials) (*sap.SystemInfo, error) {
 	c, err := b.soap(sap.EndpointSystemInfo)
 	if err != nil {
@@ -62,7 +63,12 @@ func (b *Backend) SystemInfo(ctx context.Context, cred connector.Credentials) (*
 	b.typeMu.Lock()
 	b.systemType = out.SystemType
 	b.typeMu.Unlock()
-	if seq, err := b.pollChanges(ctx, c, cred); err == nil {
+	b.pollMu.Lock()
+	recent := time.Since(b.lastPoll) < systemInfoPollInterval
+	b.pollMu.Unlock()
+	if recent && b.changesErr == nil {
+		out.ChangeSeq = b.changes.Latest()
+	} else if seq, err := b.pollChanges(ctx, c, cred); err == nil {
 		out.ChangeSeq = seq
 	} else if ctx.Err() != nil {
 		return nil, err

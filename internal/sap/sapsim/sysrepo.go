@@ -239,7 +239,7 @@ func (s *System) blockSegment(slots []int, field string, row func(j int) map[str
 			units++
 		}
 	}
-	seg := segment{units: units, per: 1, field: field,
+	seg := segment{units: units, per: 1, field: field, owner: "sap",
 		rows: func(u int) []map[string]string {
 			return []map[string]string{row(u/len(slots)*20 + slots[u%len(slots)])}
 		}}
@@ -484,13 +484,45 @@ func (s *System) programRows(reposrc bool) []segment {
 		return s.progRow(o, reposrc)
 	}
 	for kind := 0; kind <= 7; kind++ {
-		f := field
-		if kind >= 4 {
-			f = "" // class pools and function includes are not looked up by the object's name
+		seg := s.genCustomOfKind(kind, field, row)
+		if kind >= 4 { // programs named after the object: a class pool, a function module's include
+			seg.find = func(_, v string) []int {
+				i, ok := s.genProgramIndex(v)
+				if !ok || i%10 != kind {
+					return nil
+				}
+				return []int{i / 10}
+			}
 		}
-		segs = append(segs, s.genCustomOfKind(kind, f, row))
+		segs = append(segs, seg)
 	}
 	return segs
+}
+
+// genProgramIndex is the generated custom object whose program is prog: a class pool
+// ZCL_…====CP, or a function module's include L<group>U<nn> (the modules of a group are
+// i ≡ c (mod 360), nn counting from 1).
+func (s *System) genProgramIndex(prog string) (int, bool) {
+	if strings.HasSuffix(prog, "CP") && len(prog) == 32 {
+		return s.gen.customIndex("CLAS", strings.TrimRight(prog[:30], "="))
+	}
+	ns, short := splitNS(prog)
+	k := strings.LastIndex(short, "U")
+	if ns != "" || !strings.HasPrefix(short, "L") || k < 2 || len(short)-k != 3 {
+		return 0, false
+	}
+	nn, err := strconv.Atoi(short[k+1:])
+	if err != nil || nn < 1 {
+		return 0, false
+	}
+	group := short[1:k]
+	for c := 7; c < min(360, s.gen.custom); c += 10 {
+		if s.gen.customObject(c, 0, false).Group == group {
+			i := c + 360*(nn-1)
+			return i, i < s.gen.custom
+		}
+	}
+	return 0, false
 }
 
 func (s *System) trdirRows() []segment   { return s.programRows(false) }

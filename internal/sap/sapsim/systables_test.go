@@ -49,6 +49,19 @@ func TestSystemTablesPageInConstantWork(t *testing.T) {
 	if built := virtualRowsBuilt.Load() - before; len(rows) != 1 || rows[0][0] != "TABL" || built > 100 {
 		t.Fatalf("lookup of %s: %v (built %d)", name, rows, built)
 	}
+	// A WHERE that admits only customer names skips the generated standard objects unread.
+	before = virtualRowsBuilt.Load()
+	rows = readSys(t, s, "TADIR", "PGMID = 'R3TR' AND ( OBJ_NAME LIKE 'Z%' OR OBJ_NAME LIKE 'Y%' OR DEVCLASS LIKE '$%' )", 0, 100, "OBJ_NAME")
+	if built := virtualRowsBuilt.Load() - before; len(rows) != 100 || built > 5000 {
+		t.Fatalf("customer objects: %d rows, built %d", len(rows), built)
+	}
+	// A function module's include and a class pool are looked up, not scanned.
+	fmObj, cls := s.gen.customObject(367, 0, false), s.gen.customObject(14, 0, false)
+	before = virtualRowsBuilt.Load()
+	rows = readSys(t, s, "REPOSRC", "PROGNAME IN ( '"+s.includeOf(fmObj)+"', '"+sap.PoolInclude(cls.Name, "CP")+"' )", 0, 0, "PROGNAME", "SUBC")
+	if built := virtualRowsBuilt.Load() - before; len(rows) != 2 || built > 2 {
+		t.Fatalf("REPOSRC look-up: %v, built %d", rows, built)
+	}
 	fm := s.gen.stdName(20*77 + 7)
 	rows = readSys(t, s, "TFDIR", "FUNCNAME = '"+fm+"'", 0, 0)
 	grp, _ := s.gen.stdFuncGroup(20*77 + 7)
