@@ -22,12 +22,12 @@ import (
 
 // startSim: the platform's connector client → the connector → the simulator's SAP interfaces
 // (SOAP RFC and OData) over HTTP. systemYAML is appended to the system's entry.
-func startSim(t *testing.T, sid, systemYAML string) *harness {
+func startSim(t testing.TB, sid, systemYAML string) *harness {
 	t.Helper()
 	return startSimWith(t, sapsim.Options{}, sid, systemYAML)
 }
 
-func startSimWith(t *testing.T, opts sapsim.Options, sid, systemYAML string) *harness {
+func startSimWith(t testing.TB, opts sapsim.Options, sid, systemYAML string) *harness {
 	t.Helper()
 	sim := httptest.NewServer(sapsim.NewLandscape(opts).Handler())
 	t.Cleanup(sim.Close)

@@ -74,4 +74,3 @@ func TestWriteTableRefusals(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, se.Status)
 	assert.Contains(t, se.Message, "install the abapGit package")
 }
-
