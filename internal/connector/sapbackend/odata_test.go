@@ -20,14 +20,14 @@ import (
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
 )
 
-// startSim: the platform's connector client → the connector → the simulator's SAP interfaces
+// startODataSim: the platform's connector client → the connector → the simulator's SAP interfaces
 // (SOAP RFC and OData) over HTTP. systemYAML is appended to the system's entry.
-func startODataSim(t *testing.T, sid, systemYAML string) *harness {
+func startODataSim(t testing.TB, sid, systemYAML string) *harness {
 	t.Helper()
 	return startSimWith(t, sapsim.Options{}, sid, systemYAML)
 }
 
-func startSimWith(t *testing.T, opts sapsim.Options, sid, systemYAML string) *harness {
+func startSimWith(t testing.TB, opts sapsim.Options, sid, systemYAML string) *harness {
 	t.Helper()
 	sim := httptest.NewServer(sapsim.NewLandscape(opts).Handler())
 	t.Cleanup(sim.Close)

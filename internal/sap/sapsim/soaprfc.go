@@ -434,10 +434,10 @@ func (s *System) soapFunctionInterface(params *rfcNode, out *rfcWriter, hw http.
 	out.open(hw)
 	out.w.WriteString("<PARAMS>")
 	pos := 0
-	line := func(class, name, typ, text string, optional bool) {
+	line := func(class, name, typ, text, def string, optional bool) {
 		pos++
 		row := map[string]string{"PARAMCLASS": class, "PARAMETER": name, "TABNAME": typ, "EXID": "C", "POSITION": fmt.Sprintf("%06d", pos),
-			"OFFSET": "000000", "INTLENGTH": "000000", "DECIMALS": "000000", "PARAMTEXT": text}
+			"OFFSET": "000000", "INTLENGTH": "000000", "DECIMALS": "000000", "PARAMTEXT": text, "DEFAULT": def}
 		if !strings.Contains(typ, "-") && typ != "" {
 			row["EXID"] = "u"
 		}
@@ -447,10 +447,10 @@ func (s *System) soapFunctionInterface(params *rfcNode, out *rfcWriter, hw http.
 		out.structure("item", paramsOrder, row)
 	}
 	for _, p := range fi.Parameters {
-		line(paramClass[p.Kind], p.Name, p.Type, p.Description, p.Optional)
+		line(paramClass[p.Kind], p.Name, p.Type, p.Description, p.Default, p.Optional)
 	}
 	for _, e := range fi.Exceptions {
-		line("X", e, "", "", false)
+		line("X", e, "", "", "", false)
 	}
 	out.w.WriteString("</PARAMS>")
 	out.scalar("REMOTE_BASXML_SUPPORTED", "")

@@ -2,6 +2,7 @@ package sapsim
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"os"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sap/soaprfc"
 )
 
 // TestWriteTableFMMatchesTheABAPPackage: the simulator's Z_SAPAGENT_WRITE_TABLE has the
@@ -50,4 +52,18 @@ func TestWriteTableFMMatchesTheABAPPackage(t *testing.T) {
 	s2.init()
 	_, err = s2.functionInterface(WriteTableFM)
 	assert.Error(t, err, "without the package the module does not exist")
+}
+
+// Over SOAP RFC, RFC_GET_FUNCTION_INTERFACE answers the module's parameters with their defaults.
+func TestWriteTableFMInterfaceOverSOAP(t *testing.T) {
+	_, c, _ := soapSim(t)
+	res, err := c.Call(context.Background(), developer, "RFC_GET_FUNCTION_INTERFACE",
+		soaprfc.Params{Imports: map[string]any{"FUNCNAME": WriteTableFM}, Tables: map[string][]soaprfc.Struct{"PARAMS": nil}})
+	require.NoError(t, err)
+	defaults := map[string]string{}
+	for _, p := range res.Table("PARAMS") {
+		defaults[p["PARAMETER"]] = p["DEFAULT"]
+	}
+	assert.Equal(t, map[string]string{"IV_TABNAME": "", "IV_MODE": "'M'", "IV_TESTRUN": "SPACE", "EV_INSERTED": "", "EV_UPDATED": "",
+		"IT_VALUES": "", "ET_ERRORS": "", "RETURN": ""}, defaults)
 }
