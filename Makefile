@@ -3,7 +3,7 @@ GO ?= go
 NPM ?= npm
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: dev test test-go test-web build lint bench services fuzz web web-deps node
+.PHONY: dev test test-go test-web build lint bench services fuzz web web-deps node sapsim
 
 # What the page is built from: rebuilding when none of it changed is skipped.
 WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/package.json \
@@ -70,6 +70,12 @@ lint:
 
 bench: services
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count=1 -timeout 30m ./...
+	$(GO) test -run '^$$' -bench ConnectorOverhead -benchtime 3000x -count=3 ./internal/devstack/
+
+# The SAP simulator alone (SAPSIM_ADDR; SAPSIM_ARGS="--abapgit <folder> --landscape-objects N").
+sapsim:
+	$(GO) build -o bin/sapagent-sapsim ./cmd/sapagent-sapsim
+	./bin/sapagent-sapsim $(SAPSIM_ARGS)
 
 # Starts the local Postgres and Redis when they are installed but not running.
 services:

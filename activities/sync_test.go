@@ -111,7 +111,7 @@ func newSyncFixture(t *testing.T, opts sapsim.Options) *syncFixture {
 	t.Cleanup(srv.Close)
 	keys, err := secrets.ParseKeys(secrets.NewKey(), "")
 	require.NoError(t, err)
-	a.SAP.Resolver = &saptools.Resolver{Store: a.Store, Keyring: keys, Client: sap.NewClient(sap.Guard{}, time.Minute), Landscape: f.land}
+	a.SAP.Resolver = &saptools.Resolver{Store: a.Store, Keyring: keys, Client: sap.NewClient(sap.Guard{}, time.Minute), Simulated: f.land}
 	conn, err := a.Store.CreateConnection(ctx, store.Connection{WorkspaceID: f.ws, Name: "ECC", SystemType: "ECC", ConnectorURL: srv.URL + "/ECC",
 		Environment: "development", CredentialMode: store.CredentialTechnicalUserAll})
 	require.NoError(t, err)

@@ -90,7 +90,7 @@ func newLandscapeEnv(t *testing.T) *landscapeEnv {
 	}
 	s := &Server{Store: st, Auth: verifier, Limiter: redis_rate.NewLimiter(rdb), RedisPrefix: "landscape-test:" + ws.ID.String() + ":",
 		RateLimitPerMinute: 1000, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		SAP: &saptools.Resolver{Store: st, Landscape: sapsim.NewLandscape(sapsim.Options{})}}
+		SAP: &saptools.Resolver{Store: st, Simulated: sapsim.NewLandscape(sapsim.Options{})}}
 	e.router = s.Router()
 	return e
 }

@@ -252,7 +252,7 @@ func materialText(t *testing.T, e *env, matnr string) string {
 
 // simChanges reads the in-process simulated system's change log after seq.
 func simChanges(t *testing.T, e *env, sid string, after int64) sap.ProbeChangesResponse {
-	sys, ok := e.stack.Deps.Landscape.System(sid)
+	sys, ok := e.stack.Landscape.System(sid)
 	require.True(t, ok)
 	body, _ := json.Marshal(sap.ProbeChangesRequest{AfterSeq: after})
 	out, err := sys.Call(context.Background(), sap.EndpointProbeChanges, sapsim.Credentials{ConnectorKey: sapsim.ECCConnectorKey}, body)

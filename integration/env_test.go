@@ -72,6 +72,7 @@ func testConfig(t testing.TB) config.Config {
 	cfg.TemporalUIPort = 0
 	cfg.OfflineLLMAddr = "127.0.0.1:0"
 	cfg.SAPSimAddr = "127.0.0.1:0"
+	cfg.DevConnectorAddr = "127.0.0.1:0"
 	cfg.OfflineLLMDelay = time.Millisecond
 	cfg.WorkerStopGrace = 0 // RestartWorker stands for a crash: nothing is let finish
 	cfg.PrimaryModel = "offline:" + offlinellm.ModelName

@@ -106,7 +106,7 @@ func approve(t *testing.T, e *env, ws *socket, agentID, callID string) []event {
 // readSim reads a table straight from the simulator (what a user would check in SAP).
 func readSim(t *testing.T, e *env, sid string, req sap.ReadTableRequest) sap.ReadTableResponse {
 	t.Helper()
-	sys, ok := e.stack.Deps.Landscape.System(sid)
+	sys, ok := e.stack.Landscape.System(sid)
 	require.True(t, ok)
 	body, _ := json.Marshal(req)
 	out, err := sys.Call(context.Background(), sap.EndpointReadTable, sapsim.Credentials{ConnectorKey: map[string]string{"ECC": sapsim.ECCConnectorKey, "S4H": sapsim.S4HConnectorKey}[sid]}, body)
@@ -328,7 +328,7 @@ func TestSAPRoutesTestConnectionsAndServeSource(t *testing.T) {
 	var custom struct {
 		Objects []sap.ObjectRef
 	}
-	sys, _ := e.stack.Deps.Landscape.System("ECC")
+	sys, _ := e.stack.Landscape.System("ECC")
 	out, err := sys.Call(context.Background(), sap.EndpointSearchObjects, sapsim.Credentials{ConnectorKey: sapsim.ECCConnectorKey}, []byte(`{"query":"Z*","object_type":"PROG","custom_only":true}`))
 	require.NoError(t, err)
 	raw, _ := json.Marshal(out)

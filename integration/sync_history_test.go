@@ -52,7 +52,7 @@ func TestSyncHistories(t *testing.T) {
 	require.Equal(t, "skipped", e.awaitSync(noop, time.Minute).Status)
 	record(noop, "sync_delta_skipped_v1")
 
-	sys, _ := e.stack.Deps.Landscape.System("ECC")
+	sys, _ := e.stack.Landscape.System("ECC")
 	require.NoError(t, sys.ActivateObject("PROG", "ZSYNC_HISTORY", "Report added by a transport", "ZFI", "REPORT zsync_history.\nSELECT SINGLE * FROM t001 INTO @DATA(ls_t001).\n"))
 	delta, code := e.startSync(conn.ID, "delta")
 	require.Equal(t, http.StatusAccepted, code)

@@ -114,7 +114,7 @@ func TestSyncBothSimulatedSystemsThroughTheAPI(t *testing.T) {
 	}
 
 	// Every custom object the simulator has is in the index exactly once.
-	sys, _ := e.stack.Deps.Landscape.System("ECC")
+	sys, _ := e.stack.Landscape.System("ECC")
 	var live struct {
 		Total int `json:"total"`
 	}

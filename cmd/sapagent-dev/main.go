@@ -1,5 +1,6 @@
 // Command sapagent-dev runs the whole product in one process (make dev): embedded Temporal
-// server and Web UI, worker, API and, without a real model configured, the offline model.
+// server and Web UI, worker, API, the SAP simulator with a real connector in front of it
+// (DEV_SAP_ROUTE) and, without a real model configured, the offline model.
 package main
 
 import (
@@ -37,14 +38,15 @@ func run(log *slog.Logger) error {
 		}
 	}
 	stack, err := devstack.Start(ctx, devstack.Options{
-		Config: cfg, Log: log, StartServices: true, OfflineLLM: offlinellm.Options{Rules: rules},
+		Config: cfg, Log: log, StartServices: true, OfflineLLM: offlinellm.Options{Rules: rules}, SAPRoute: cfg.DevSAPRoute,
 	})
 	if err != nil {
 		return err
 	}
 	log.Info("sapagent dev stack is up",
 		"api", stack.APIURL, "temporal", stack.TemporalAddress, "temporal_ui", stack.TemporalUIURL,
-		"offline_model", stack.OfflineLLMURL, "data_dir", cfg.DataDir)
+		"offline_model", stack.OfflineLLMURL, "sap_simulator", stack.SAPSimURL, "sap_connector", stack.ConnectorURL,
+		"sap_route", cfg.DevSAPRoute, "data_dir", cfg.DataDir)
 	select {
 	case <-ctx.Done():
 	case err = <-stack.Errors():

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -16,7 +17,6 @@ import (
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/offlinellm"
-	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/worker"
@@ -29,8 +29,6 @@ commands:
   worker       run the Temporal worker (workflows and activities)
   migrate      apply the Postgres migrations in schemas/
   offline-llm  serve the deterministic OpenAI-compatible model (OFFLINE_LLM_ADDR)
-  sapsim       serve the simulated SAP landscape over the connector protocol (SAPSIM_ADDR):
-               sapsim [--abapgit <folder>] [--landscape-objects N] ; systems at /ECC and /S4H
   token        print a development bearer token: sapagent token --user <id> [--ttl 24h]
   rotate-secrets  re-encrypt stored secrets under SECRETS_KEY (keep old keys in SECRETS_OLD_KEYS)
 
@@ -101,32 +99,7 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 			TokenDelay: cfg.OfflineLLMDelay, Rules: rules, APIKey: os.Getenv("OFFLINE_LLM_API_KEY"),
 		}).Handler())
 	case "sapsim":
-		fs := flag.NewFlagSet("sapsim", flag.ContinueOnError)
-		abapGit := fs.String("abapgit", "", "load custom code from this abapGit folder into the ECC system")
-		objects := fs.Int("landscape-objects", cfg.SAPSimLandscapeObjects, "generate about this many standard objects per system, and a twentieth as many custom objects (SAPSIM_LANDSCAPE_OBJECTS)")
-		if err := fs.Parse(os.Args[2:]); err != nil {
-			return err
-		}
-		if *objects < 0 {
-			return fmt.Errorf("--landscape-objects must not be negative")
-		}
-		land := sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate, GeneratedObjects: *objects})
-		if *abapGit != "" {
-			ecc, _ := land.System("ECC")
-			rep, err := ecc.LoadABAPGitReport(*abapGit)
-			if err != nil {
-				return err
-			}
-			log.Info("abapGit repository loaded", "folder", *abapGit, "loaded", rep.Loaded, "unresolved", rep.Unresolved,
-				"skipped", rep.Skipped, "custom_namespaces", rep.Namespaces, "summary_endpoint", "/ECC/"+sapsim.EndpointABAPGitLoad)
-			fmt.Fprintln(os.Stderr, rep.String())
-		}
-		l, err := net.Listen("tcp", cfg.SAPSimAddr)
-		if err != nil {
-			return err
-		}
-		log.Info("SAP simulator listening", "ecc", "http://"+l.Addr().String()+"/ECC", "s4hana", "http://"+l.Addr().String()+"/S4H")
-		return app.Serve(ctx, l, land.Handler())
+		return errors.New("the SAP simulator is its own binary now: run sapagent-sapsim [--abapgit <folder>] [--landscape-objects N] (make sapsim)")
 	case "token":
 		return printToken(cfg, os.Args[2:])
 	case "rotate-secrets":

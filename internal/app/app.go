@@ -28,7 +28,6 @@ import (
 	"github.com/sapagent/sapagent/internal/payloadcodec"
 	"github.com/sapagent/sapagent/internal/sandbox"
 	"github.com/sapagent/sapagent/internal/sap"
-	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/script"
 	"github.com/sapagent/sapagent/internal/secrets"
@@ -52,9 +51,11 @@ type Deps struct {
 	// to operators as the Temporal UI's codec endpoint.
 	Codec *payloadcodec.Codec
 	hub   *events.Hub
-	// Landscape is the simulated SAP landscape of this process: connections without a
-	// connector URL use it (one per process, so writes stay visible to later reads).
-	Landscape *sapsim.Landscape
+	// Simulated answers for connections without a connector URL: the connector in front of the
+	// simulator (SIMULATOR_CONNECTOR_URL), or what the dev stack sets before building the API
+	// and activities. nil: such connections fail with a clear error. The production binary
+	// never links the simulator itself.
+	Simulated saptools.SimulatedSystems
 	sandbox   *sandbox.Pool
 }
 
@@ -64,8 +65,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, erro
 	if err != nil {
 		return nil, err
 	}
-	d := &Deps{Config: cfg, Log: log, Landscape: sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate,
-		GeneratedObjects: cfg.SAPSimLandscapeObjects})}
+	d := &Deps{Config: cfg, Log: log}
+	if cfg.SimulatorConnectorURL != "" { // the operator's own address: the URL guard trusts it
+		d.Simulated = saptools.SimulatorConnector{Client: sap.NewClient(sap.Guard{Trusted: true}, cfg.ConnectorTimeout),
+			URL: cfg.SimulatorConnectorURL, Key: cfg.SimulatorConnectorKey}
+	}
 	if d.Store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
 	}
@@ -239,15 +243,15 @@ func (d *Deps) Sandbox() (*sandbox.Pool, error) {
 }
 
 // SAPResolver reaches the workspaces' SAP connections: remote connectors through the URL
-// guard, the process's simulated landscape for simulated connections (in development, for
-// every connection without a URL).
+// guard, d.Simulated for simulated connections (in development, for every connection without
+// a URL).
 func (d *Deps) SAPResolver() (*saptools.Resolver, error) {
 	keys, err := d.Keyring()
 	if err != nil {
 		return nil, err
 	}
 	guard := sap.Guard{Production: d.Config.Environment == "production"}
-	return &saptools.Resolver{Store: d.Store, Keyring: keys, Client: sap.NewClient(guard, d.Config.ConnectorTimeout), Landscape: d.Landscape,
+	return &saptools.Resolver{Store: d.Store, Keyring: keys, Client: sap.NewClient(guard, d.Config.ConnectorTimeout), Simulated: d.Simulated,
 		Production: guard.Production}, nil
 }
 

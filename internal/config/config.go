@@ -4,6 +4,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -107,12 +108,22 @@ type Config struct {
 	CodeMaxSteps     int           // EXECUTE_CODE_MAX_STEPS: Starlark execution steps of one script
 	SandboxPoolSize  int           // SANDBOX_POOL_SIZE: sandbox processes per worker (scripts running at once)
 	SandboxMemoryMB  int           // SANDBOX_MEMORY_MB: memory a script may use in its sandbox
-	SAPSimAddr       string        // SAPSIM_ADDR: where `sapagent sapsim` and the dev stack serve the simulator
+	SAPSimAddr       string        // SAPSIM_ADDR: where sapagent-sapsim and the dev stack serve the simulator
 	SAPSimLatency    time.Duration // SAPSIM_LATENCY: added to every simulated call
 	SAPSimErrorRate  float64       // SAPSIM_ERROR_RATE: share of simulated calls failing with 503
 	// SAPSIM_LANDSCAPE_OBJECTS: standard objects the simulator generates per system (and a
 	// twentieth as many custom objects); 0 keeps the built-in landscape only.
 	SAPSimLandscapeObjects int
+	// SIMULATOR_CONNECTOR_URL and SIMULATOR_CONNECTOR_KEY: the connector in front of
+	// sapagent-sapsim that answers for connections without a connector URL (<URL>/ECC and
+	// <URL>/S4H). Unset: such connections fail with a clear error (the dev stack sets its own).
+	SimulatorConnectorURL string
+	SimulatorConnectorKey string
+	// DEV_SAP_ROUTE: how the dev stack (make dev) reaches its simulator: "connector" (platform →
+	// connector → simulator over HTTP, the default) or "in-process" (no HTTP, development only).
+	DevSAPRoute string
+	// DEV_CONNECTOR_ADDR: where the dev stack's connector in front of the simulator listens.
+	DevConnectorAddr string
 
 	// SANDBOX_MAX_PER_ORG and SANDBOX_MAX_PER_USER: scripts of one organization / one user
 	// running at once on a worker (0: derived from SANDBOX_POOL_SIZE, see internal/sandbox);
@@ -202,6 +213,12 @@ func (c Config) validateProvider(ref string) error {
 	return fmt.Errorf("unknown model provider %q", name)
 }
 
+// Routes of the dev stack to its simulator (DEV_SAP_ROUTE).
+const (
+	DevSAPRouteConnector = "connector"
+	DevSAPRouteInProcess = "in-process"
+)
+
 // Load reads the environment.
 func Load() (Config, error) {
 	return loadWith(os.Getenv, os.Environ)
@@ -283,6 +300,15 @@ func loadWith(getenv func(string) string, environ func() []string) (Config, erro
 	if c.SAPSimLandscapeObjects = r.integer("SAPSIM_LANDSCAPE_OBJECTS", 0); c.SAPSimLandscapeObjects < 0 || c.SAPSimLandscapeObjects > 100_000_000 {
 		return Config{}, fmt.Errorf("SAPSIM_LANDSCAPE_OBJECTS must be between 0 and 100000000, got %d", c.SAPSimLandscapeObjects)
 	}
+	c.SimulatorConnectorURL = strings.TrimSuffix(r.str("SIMULATOR_CONNECTOR_URL", ""), "/")
+	c.SimulatorConnectorKey = r.str("SIMULATOR_CONNECTOR_KEY", "")
+	if (c.SimulatorConnectorURL == "") != (c.SimulatorConnectorKey == "") {
+		return Config{}, errors.New("SIMULATOR_CONNECTOR_URL and SIMULATOR_CONNECTOR_KEY are set together (or neither)")
+	}
+	if c.DevSAPRoute = r.str("DEV_SAP_ROUTE", DevSAPRouteConnector); c.DevSAPRoute != DevSAPRouteConnector && c.DevSAPRoute != DevSAPRouteInProcess {
+		return Config{}, fmt.Errorf("DEV_SAP_ROUTE must be %q or %q, got %q", DevSAPRouteConnector, DevSAPRouteInProcess, c.DevSAPRoute)
+	}
+	c.DevConnectorAddr = r.str("DEV_CONNECTOR_ADDR", "127.0.0.1:8071")
 	if v := r.str("SAPSIM_ERROR_RATE", "0"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || f > 1 {

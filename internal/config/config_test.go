@@ -75,6 +75,8 @@ func TestMalformedValuesNameTheVariable(t *testing.T) {
 		"WORKSPACE_STORAGE_BYTES":      {"WORKSPACE_STORAGE_BYTES": "1GB"},
 		"MAX_SOCKETS_PER_USER":         {"MAX_SOCKETS_PER_USER": "0"},
 		"CUSTOMER_NAMESPACES":          {"CUSTOMER_NAMESPACES": "ACME"},
+		"DEV_SAP_ROUTE":                {"DEV_SAP_ROUTE": "direct"},
+		"SIMULATOR_CONNECTOR_KEY":      {"SIMULATOR_CONNECTOR_URL": "http://sapsim-connector:8070"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := load(env(vars))

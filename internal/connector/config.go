@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -73,6 +74,13 @@ type System struct {
 	WriteFunctionModules []string       `yaml:"write_function_modules"`
 	MaxConcurrentCalls   int            `yaml:"max_concurrent_calls"`
 	Timeouts             Timeouts       `yaml:"timeouts"`
+	// CustomerNamespaces are the customer's own namespaces (/ACME/): objects in them are custom
+	// code like Z* and Y* ones in the index phases.
+	CustomerNamespaces []string `yaml:"customer_namespaces"`
+	// ChangeLog is the file of the connector's own change log of the system (probe_changes):
+	// seqs survive a restart. Default: changes-<id>.jsonl next to idempotency_store; without
+	// either the log lives in memory and starts again at seq 1 after a restart.
+	ChangeLog string `yaml:"change_log"`
 }
 
 // Interfaces says which SAP interfaces a system offers and which serves each endpoint.
@@ -159,6 +167,8 @@ var (
 	languagePattern = regexp.MustCompile(`^[A-Za-z0-9]{1,2}$`)
 	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	functionPattern = regexp.MustCompile(`^[A-Za-z0-9_/]{1,30}$`)
+	// SAP namespaces are /NAME/ with 1 to 8 letters, digits or underscores.
+	namespacePattern = regexp.MustCompile(`^/[A-Z0-9_]{1,8}/$`)
 )
 
 // LoadConfig reads and validates the file at path; getenv supplies the technical users'
@@ -215,6 +225,9 @@ func (c *Config) validate(getenv func(string) string) error {
 			return fmt.Errorf("systems[%d].id: %q is used twice", i, s.ID)
 		}
 		seen[s.ID] = true
+		if s.ChangeLog == "" && c.IdempotencyStore != "" {
+			s.ChangeLog = filepath.Join(filepath.Dir(c.IdempotencyStore), "changes-"+s.ID+".jsonl")
+		}
 	}
 	return nil
 }
@@ -266,6 +279,13 @@ func (s *System) validate(getenv func(string) string) error {
 	}
 	if err := s.Interfaces.validate(); err != nil {
 		return fmt.Errorf("interfaces.%w", err)
+	}
+	for j, ns := range s.CustomerNamespaces {
+		ns = strings.ToUpper(strings.TrimSpace(ns))
+		if !namespacePattern.MatchString(ns) {
+			return fmt.Errorf("customer_namespaces[%d]: %q is not a namespace such as /ACME/", j, s.CustomerNamespaces[j])
+		}
+		s.CustomerNamespaces[j] = ns
 	}
 	for j, fm := range s.WriteFunctionModules {
 		if !functionPattern.MatchString(fm) {

@@ -20,6 +20,9 @@ import (
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/offlinellm"
 	"github.com/sapagent/sapagent/internal/payloadcodec"
+	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/worker"
 	"github.com/sapagent/sapagent/workflows"
@@ -33,6 +36,10 @@ type Options struct {
 	StartServices bool
 	// OfflineLLM tunes the in-process offline model (used when PRIMARY_MODEL is offline:*).
 	OfflineLLM offlinellm.Options
+	// SAPRoute is how connections without a connector URL reach the simulator:
+	// config.DevSAPRouteConnector (platform → connector → simulator over HTTP, make dev) or,
+	// when empty or config.DevSAPRouteInProcess, the simulator in process (tests, for now).
+	SAPRoute string
 }
 
 // Stack is a running dev stack. Addresses are resolved (port 0 in the config becomes a real port).
@@ -42,8 +49,13 @@ type Stack struct {
 	TemporalUIURL   string // "" when the UI is disabled
 	OfflineLLMURL   string // "" when a real model is configured
 	SAPSimURL       string // the simulated landscape over HTTP: <SAPSimURL>/ECC and <SAPSimURL>/S4H
-	Deps            *app.Deps
-	API             *api.Server
+	// ConnectorURL is the connector in front of the simulator (<ConnectorURL>/ECC, /S4H) when
+	// SAPRoute is the connector route, else "".
+	ConnectorURL string
+	// Landscape is the simulator the stack serves (tests read its state and change log).
+	Landscape *sapsim.Landscape
+	Deps      *app.Deps
+	API       *api.Server
 
 	temporal     *Temporal // nil while stopped (StopTemporal)
 	temporalOpts TemporalOptions
@@ -130,14 +142,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.Deps, err = app.Open(ctx, cfg, o.Log); err != nil {
 		return nil, err
 	}
-	// The simulator speaks the connector protocol over HTTP too, on the landscape the tools use
-	// in-process, so connections with connector URL <SAPSimURL>/ECC see the same data.
-	sl, err := net.Listen("tcp", cfg.SAPSimAddr)
-	if err != nil {
-		return nil, fmt.Errorf("SAP simulator on %s: %w (set SAPSIM_ADDR)", cfg.SAPSimAddr, err)
+	if err := s.startSimulator(runCtx, cfg, o); err != nil {
+		return nil, err
 	}
-	s.SAPSimURL = "http://" + hostPort(sl.Addr())
-	s.serve(runCtx, "SAP simulator", sl, s.Deps.Landscape.Handler())
 
 	acts, err := s.Deps.Activities()
 	if err != nil {
@@ -154,6 +161,41 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.serve(runCtx, "API", apiListener, s.API.Router())
 	apiListener = nil
 	return s, nil
+}
+
+// startSimulator serves the simulated landscape at SAPSIM_ADDR (SAP's SOAP RFC and ADT, and
+// the connector protocol) and routes the platform's simulated connections to it: through a
+// real connector at DEV_CONNECTOR_ADDR (platform → connector HTTP → sapbackend → SOAP/ADT HTTP
+// → simulator), or in process.
+func (s *Stack) startSimulator(ctx context.Context, cfg config.Config, o Options) error {
+	s.Landscape = sapsim.NewLandscape(sapsim.Options{Latency: cfg.SAPSimLatency, ErrorRate: cfg.SAPSimErrorRate,
+		GeneratedObjects: cfg.SAPSimLandscapeObjects})
+	sl, err := net.Listen("tcp", cfg.SAPSimAddr)
+	if err != nil {
+		return fmt.Errorf("SAP simulator on %s: %w (set SAPSIM_ADDR)", cfg.SAPSimAddr, err)
+	}
+	s.SAPSimURL = "http://" + hostPort(sl.Addr())
+	s.serve(ctx, "SAP simulator", sl, s.Landscape.Handler())
+	switch o.SAPRoute {
+	case "", config.DevSAPRouteInProcess:
+		s.Deps.Simulated = s.Landscape
+		return nil
+	case config.DevSAPRouteConnector:
+	default:
+		return fmt.Errorf("unknown SAP route %q", o.SAPRoute)
+	}
+	h, key, err := newDevConnector(s.SAPSimURL, o.Log)
+	if err != nil {
+		return err
+	}
+	cl, err := net.Listen("tcp", cfg.DevConnectorAddr)
+	if err != nil {
+		return fmt.Errorf("connector on %s: %w (set DEV_CONNECTOR_ADDR)", cfg.DevConnectorAddr, err)
+	}
+	s.ConnectorURL = "http://" + hostPort(cl.Addr())
+	s.serve(ctx, "connector", cl, h)
+	s.Deps.Simulated = saptools.SimulatorConnector{Client: sap.NewClient(sap.Guard{Trusted: true}, cfg.ConnectorTimeout), URL: s.ConnectorURL, Key: key}
+	return nil
 }
 
 // UIOperator is the user the dev stack's Temporal UI decodes payloads as. It is an operator in

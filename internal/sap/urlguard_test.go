@@ -205,3 +205,16 @@ func TestGuardChecksTheResolvedAddressAtDialTime(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrBlocked), "got %v", err)
 	assert.Contains(t, err.Error(), "loopback")
 }
+
+// The operator's own simulator connector may sit on a private network (the compose network);
+// a user's connector URL there is still refused.
+func TestTrustedGuardAllowsTheOperatorsPrivateAddress(t *testing.T) {
+	for _, raw := range []string{"http://172.18.0.5:8070", "http://10.0.0.7:8070/", "http://localhost:8070"} {
+		if _, err := (Guard{Production: true, Trusted: true}).CheckURL(raw); err != nil {
+			t.Errorf("trusted %s: %v", raw, err)
+		}
+		if _, err := (Guard{Production: true}).CheckURL(raw); err == nil {
+			t.Errorf("untrusted %s passed", raw)
+		}
+	}
+}

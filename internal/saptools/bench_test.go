@@ -29,7 +29,7 @@ func BenchmarkReadTableThroughput(b *testing.B) {
 	}
 	remote := New([]Conn{{ID: "ecc", Name: "ECC", SystemType: "ECC",
 		API: sap.NewClient(sap.Guard{}, time.Minute).Connector(sap.Target{URL: srv.URL + "/ECC", ConnectorKey: sapsim.ECCConnectorKey})}})
-	local := New([]Conn{{ID: "ecc", Name: "ECC", SystemType: "ECC", API: InProcess{System: sys, Cred: sapsim.Credentials{ConnectorKey: sapsim.ECCConnectorKey}}}})
+	local := New([]Conn{{ID: "ecc", Name: "ECC", SystemType: "ECC", API: sapsim.InProcess{System: sys, Cred: sapsim.Credentials{ConnectorKey: sapsim.ECCConnectorKey}}}})
 	body, _ := json.Marshal(sap.ReadTableRequest{Table: "MARA", RowCount: 1000})
 
 	measure := func(run func() int) float64 {

@@ -91,7 +91,7 @@ func newIdentityFixture(t *testing.T, mode string) *identityFixture {
 		ConnectorURL: srv.URL + "/ECC", Environment: "development", CredentialMode: mode})
 	require.NoError(t, err)
 	f := &identityFixture{st: st, keys: keys, conn: conn, rec: rec, user: "rita",
-		resolver: &Resolver{Store: st, Keyring: keys, Client: sap.NewClient(sap.Guard{}, time.Minute), Landscape: land}}
+		resolver: &Resolver{Store: st, Keyring: keys, Client: sap.NewClient(sap.Guard{}, time.Minute), Simulated: land}}
 	f.setSecret(t, sapsim.ECCConnectorKey)
 	return f
 }

@@ -28,7 +28,7 @@ func TestSearchIndexReadsTheIndexAndFallsBackToLiveSearch(t *testing.T) {
 		c, err := st.CreateConnection(ctx, store.Connection{WorkspaceID: agent.WorkspaceID, Name: sys.name, SystemType: sys.typ, Environment: "development", Simulated: true})
 		require.NoError(t, err)
 		s, _ := land.System(sys.name)
-		conns = append(conns, Conn{ID: c.ID.String(), Name: sys.name, SystemType: sys.typ, API: InProcess{System: s, Cred: sapsim.Credentials{ConnectorKey: sys.key}}})
+		conns = append(conns, Conn{ID: c.ID.String(), Name: sys.name, SystemType: sys.typ, API: sapsim.InProcess{System: s, Cred: sapsim.Credentials{ConnectorKey: sys.key}}})
 	}
 
 	x := sapindex.New(st.Pool)

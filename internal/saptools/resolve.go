@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/internal/sap"
-	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
@@ -17,10 +16,12 @@ import (
 // Resolver turns stored connections into connectors for one user. Connector keys and SAP
 // passwords are decrypted here, at the moment of use, and live only inside the connectors.
 type Resolver struct {
-	Store     *store.Store
-	Keyring   *secrets.Keyring
-	Client    *sap.Client       // remote connectors, through the URL guard
-	Landscape *sapsim.Landscape // simulated connections use this simulated landscape
+	Store   *store.Store
+	Keyring *secrets.Keyring
+	Client  *sap.Client // remote connectors, through the URL guard
+	// Simulated answers for simulated connections (nil: none in this process, so they fail
+	// with a clear error).
+	Simulated SimulatedSystems
 	// Production (ENVIRONMENT=production): only connections marked simulated reach the
 	// simulator; one without a URL that is not is an error, never simulated data. In development
 	// every connection without a URL is simulated.
@@ -215,8 +216,8 @@ func rfcOf(req any) (string, bool) {
 }
 
 // Connector reaches a system: the remote connector at t.URL, or the simulated system of the
-// same type when there is no URL (the connector key is then the simulator's own) and the
-// connection is simulated or this is not production (else *NoConnectorURLError).
+// same type (r.Simulated) when there is no URL and the connection is simulated or this is not
+// production (else *NoConnectorURLError).
 func (r *Resolver) Connector(systemType string, simulated bool, t sap.Target) (sap.Connector, error) {
 	if t.URL != "" {
 		if r.Client == nil {
@@ -227,18 +228,11 @@ func (r *Resolver) Connector(systemType string, simulated bool, t sap.Target) (s
 	if r.Production && !simulated {
 		return nil, &NoConnectorURLError{}
 	}
-	if r.Landscape == nil {
-		return nil, errors.New("no connector URL and no simulator in this process")
+	if r.Simulated == nil {
+		return nil, errors.New("this connection has no connector URL and this process reaches no SAP simulator: " +
+			"set SIMULATOR_CONNECTOR_URL and SIMULATOR_CONNECTOR_KEY (a connector in front of sapagent-sapsim), or give the connection a connector_url")
 	}
-	sys, ok := r.Landscape.System(SimSystemID(systemType))
-	if !ok {
-		return nil, fmt.Errorf("no simulated %s system", systemType)
-	}
-	key := sapsim.ECCConnectorKey
-	if systemType == "S4HANA" {
-		key = sapsim.S4HConnectorKey
-	}
-	return InProcess{System: sys, Cred: sapsim.Credentials{ConnectorKey: key, User: t.SAPUser, Password: t.SAPPassword}}, nil
+	return r.Simulated.Connector(systemType, t)
 }
 
 func (r *Resolver) open(v *store.SealedValue, aad []byte) (string, error) {

@@ -52,7 +52,7 @@ func landscape(t *testing.T, user string) (*Executor, *sapsim.Landscape) {
 	pw := sapsim.DefaultUsers()[user]
 	e := New([]Conn{
 		{ID: "c-ecc", Name: "ECC", SystemType: "ECC", API: sap.NewClient(sap.Guard{}, time.Minute).Connector(sap.Target{URL: srv.URL + "/ECC", ConnectorKey: sapsim.ECCConnectorKey, SAPUser: user, SAPPassword: pw})},
-		{ID: "c-s4", Name: "S4", SystemType: "S4HANA", API: InProcess{System: s4, Cred: sapsim.Credentials{ConnectorKey: sapsim.S4HConnectorKey, User: user, Password: pw}}},
+		{ID: "c-s4", Name: "S4", SystemType: "S4HANA", API: sapsim.InProcess{System: s4, Cred: sapsim.Credentials{ConnectorKey: sapsim.S4HConnectorKey, User: user, Password: pw}}},
 	})
 	e.Ledger = &memLedger{}
 	return e, land
@@ -236,7 +236,7 @@ func TestConnectionsWithoutURLAreSimulatedOnlyWhenAllowed(t *testing.T) {
 	for _, c := range []struct {
 		production, simulated, works bool
 	}{{false, false, true}, {false, true, true}, {true, true, true}, {true, false, false}} {
-		r := &Resolver{Landscape: land, Production: c.production}
+		r := &Resolver{Simulated: land, Production: c.production}
 		api, err := r.Connector("ECC", c.simulated, sap.Target{})
 		if !c.works {
 			var noURL *NoConnectorURLError

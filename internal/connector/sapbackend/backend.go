@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/adt"
+	"github.com/sapagent/sapagent/internal/sap/odata"
 	"github.com/sapagent/sapagent/internal/sap/soaprfc"
 )
 
@@ -21,9 +24,19 @@ type Backend struct {
 	sys connector.System
 	rfc *soaprfc.Client
 	adt *adt.Client
+	od  *odata.Client
 	// Why a client could not be built (a bad URL; the config's validation normally catches it).
 	rfcErr, adtErr error
 	probe          connector.HTTPProbe
+	// The connector's own change log of the system (changes.go); changesErr: it cannot be opened.
+	changes    *connector.ChangeLog
+	changesErr error
+	pollMu     sync.Mutex
+	lastPoll   time.Time // under pollMu
+	systemType string    // from CVERS, once known (s4_extensions)
+	typeMu     sync.Mutex
+	released   releasedState       // what the OData route knows about the system (odata.go)
+	writePkg   writeTableInstalled // Z_SAPAGENT_WRITE_TABLE answered (writetable.go)
 }
 
 // New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad
@@ -36,6 +49,13 @@ func New(sys connector.System, client *http.Client) connector.Backend {
 	}
 	if sys.Interfaces.Enabled(connector.InterfaceADT) {
 		b.adt, b.adtErr = adt.New(adt.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTP: client})
+	}
+	if b.changes, b.changesErr = connector.OpenChangeLog(sys.ChangeLog); b.changesErr != nil {
+		b.changes, _ = connector.OpenChangeLog("")
+	}
+	if sys.Interfaces.Enabled(connector.InterfaceOData) {
+		// A bad URL leaves od nil: the writes then take the BAPIs over SOAP RFC.
+		b.od, _ = odata.New(odata.Config{BaseURL: sys.URL, Client: sys.Client, HTTP: client})
 	}
 	return b
 }

@@ -3,9 +3,6 @@ package sapbackend
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,27 +24,10 @@ type harness struct {
 func start(t *testing.T, systemYAML string) *harness {
 	t.Helper()
 	f := newFakeSAP(t)
-	cfgYAML := "connector_keys: [" + connectorKey + "]\nsystems:\n  - id: ECC\n    url: " + f.srv.URL +
+	cfgYAML := "connector_keys: [" + connectorKey + "]\nidempotency_store: " + filepath.Join(t.TempDir(), "idem.json") + "\nsystems:\n  - id: ECC\n    url: " + f.srv.URL +
 		"\n    client: \"100\"\n    user: SAPAGENT\n    password_env: ECC_PW\n" + systemYAML
-	cfg, err := connector.ParseConfig([]byte(cfgYAML), func(string) string { return "tech-Secret-1" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	backends := map[string]connector.Backend{}
-	for _, sys := range cfg.Systems {
-		backends[sys.ID] = New(sys, connector.NewHTTPClient(sys))
-	}
-	store, err := connector.OpenIdempotencyStore(filepath.Join(t.TempDir(), "idem.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := connector.NewServer(cfg, backends, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { hs.Close(); _ = store.Close() })
-	return &harness{sap: f, client: sap.NewClient(sap.Guard{}, 10*time.Second), url: hs.URL + "/ECC"}
+	url := serveConnector(t, cfgYAML, "tech-Secret-1")
+	return &harness{sap: f, client: sap.NewClient(sap.Guard{}, 10*time.Second), url: url + "/ECC"}
 }
 
 func (h *harness) call(t *testing.T, user, password, endpoint string, req, resp any) error {
@@ -269,14 +249,6 @@ func TestWhereUsedOnLegacySystemWithoutSOAPRFCIsNotSupported(t *testing.T) {
 	err := h.call(t, "", "", sap.EndpointWhereUsed, sap.WhereUsedRequest{ObjectType: "CLAS", Name: "ZCL_ORDER"}, nil)
 	se := protoCode(t, err)
 	if se.Code != sap.ErrNotSupported || !strings.Contains(se.Message, "usage references") || !strings.Contains(se.Message, "soap_rfc") {
-		t.Fatalf("got %v", se)
-	}
-}
-
-func TestUnmappedEndpointStaysNotSupported(t *testing.T) {
-	h := start(t, "")
-	err := h.call(t, "", "", sap.EndpointProbeChanges, sap.ProbeChangesRequest{}, nil)
-	if se := protoCode(t, err); se.Code != sap.ErrNotSupported {
 		t.Fatalf("got %v", se)
 	}
 }

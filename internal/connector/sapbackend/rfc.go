@@ -44,11 +44,13 @@ func (b *Backend) TableSchema(ctx context.Context, cred connector.Credentials, r
 	return out, nil
 }
 
+// languageKeys are SAP's one-letter language keys of ISO codes.
+var languageKeys = map[string]string{"EN": "E", "DE": "D", "FR": "F", "ES": "S", "IT": "I", "JA": "J", "PT": "P", "NL": "N", "ZH": "1", "RU": "R", "PL": "L"}
+
 // languageKey is SAP's one-letter language key of an ISO code, as DD02T stores it.
 func languageKey(iso string) string {
-	keys := map[string]string{"EN": "E", "DE": "D", "FR": "F", "ES": "S", "IT": "I", "JA": "J", "PT": "P", "NL": "N", "ZH": "1", "RU": "R", "PL": "L"}
 	iso = strings.ToUpper(strings.TrimSpace(iso))
-	if k, ok := keys[iso]; ok {
+	if k, ok := languageKeys[iso]; ok {
 		return k
 	}
 	if iso == "" {
@@ -106,13 +108,16 @@ func (b *Backend) ReadTable(ctx context.Context, cred connector.Credentials, req
 // commit the config does not allow; a test run never saves, so it needs no write permission.
 // Each call is its own SAP session: a session id in the request does not keep staged work.
 func (b *Backend) ExecuteRFC(ctx context.Context, cred connector.Credentials, req sap.ExecuteRFCRequest) (*sap.ExecuteRFCResponse, error) {
-	c, err := b.soap(sap.EndpointExecuteRFC)
-	if err != nil {
-		return nil, err
-	}
 	fm := strings.ToUpper(strings.TrimSpace(req.Function))
 	if fm == "" {
 		return nil, badRequest("execute_rfc needs a function")
+	}
+	if route := b.releasedRoute(ctx, cred, fm); route != nil {
+		return route(ctx, cred, req) // S/4HANA: the released OData API instead of the BAPI (odata.go)
+	}
+	c, err := b.soap(sap.EndpointExecuteRFC)
+	if err != nil {
+		return nil, err
 	}
 	// A function the config names as a writer is a write even without commit (it may commit
 	// by itself); on a read_only system only its test run may run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
@@ -13,8 +14,8 @@ import (
 // SystemInfo asks RFC_SYSTEM_INFO (SID, hosts, database, basis release, code page) and reads the
 // installed components from CVERS: S4CORE makes the system S/4HANA, SAP_APPL without it ECC.
 // A system with neither (e.g. a bare NetWeaver), or a user not allowed to read CVERS, gets an
-// empty system_type and no components. change_seq stays 0
-// until probe_changes is mapped.
+// empty system_type and no components. change_seq is the newest seq of the connector's change
+// log after a poll (changes.go; not repeated within 30 s); 0 when the log cannot be used.
 func (b *Backend) SystemInfo(ctx context.Context, cred connector.Credentials) (*sap.SystemInfo, error) {
 	c, err := b.soap(sap.EndpointSystemInfo)
 	if err != nil {
@@ -58,6 +59,19 @@ func (b *Backend) SystemInfo(ctx context.Context, cred connector.Credentials) (*
 	}
 	if out.Release == "" {
 		out.Release = "SAP_BASIS " + out.BasisRel
+	}
+	b.typeMu.Lock()
+	b.systemType = out.SystemType
+	b.typeMu.Unlock()
+	b.pollMu.Lock()
+	recent := time.Since(b.lastPoll) < systemInfoPollInterval
+	b.pollMu.Unlock()
+	if recent && b.changesErr == nil {
+		out.ChangeSeq = b.changes.Latest()
+	} else if seq, err := b.pollChanges(ctx, c, cred); err == nil {
+		out.ChangeSeq = seq
+	} else if ctx.Err() != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -540,13 +540,20 @@ func (s *System) adtPreview(w http.ResponseWriter, u user, sql, rowNumber string
 	}
 	total := 0
 	var rows []map[string]string
-	for _, row := range t.sortedRows() {
+	take := func(row map[string]string) {
 		if where != nil && !where.eval(row) {
-			continue
+			return
 		}
 		total++
 		if len(rows) < limit {
 			rows = append(rows, row)
+		}
+	}
+	if t.virtual != nil { // a system table: rows derived as they are read
+		s.readVirtual(t, where, 0, 0, take)
+	} else {
+		for _, row := range t.sortedRows() {
+			take(row)
 		}
 	}
 	executed := strings.TrimRight(strings.TrimSpace(sql), ". ")

@@ -106,6 +106,12 @@ func TestADTClientAgainstSimulator(t *testing.T) {
 	assert.True(t, tab.HasTotal)
 	assert.Equal(t, 1, tab.TotalRows)
 
+	// System tables too: their rows are derived as they are read.
+	tadir, err := c.Preview(ctx, adtDev, "SELECT OBJECT, OBJ_NAME FROM TADIR WHERE OBJ_NAME = 'ZR_SALES_REPORT'", 10)
+	require.NoError(t, err)
+	require.Len(t, tadir.Rows, 1)
+	assert.Equal(t, []string{"PROG", "ZR_SALES_REPORT"}, tadir.Rows[0])
+
 	all, err := c.Preview(ctx, adtDev, "SELECT * FROM KNA1", 5)
 	require.NoError(t, err)
 	assert.Len(t, all.Rows, 5)

@@ -141,14 +141,7 @@ func (s *System) catalog() *catalogSnapshot {
 func releaseState(typ, name string) (state, successor string) {
 	if r := cleanCoreRepository(); r != nil {
 		if e, ok := r.Lookup(typ, name); ok {
-			state = e.State.String()
-			if e.Deprecated && e.State == cleancore.StateReleased {
-				state = "deprecated"
-			}
-			if len(e.Successors) > 0 {
-				successor = e.Successors[0].Name
-			}
-			return state, successor
+			return e.IndexState()
 		}
 	}
 	if so, ok := standardObjects[name]; ok && so.typ == typ {

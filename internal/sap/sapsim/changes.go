@@ -77,6 +77,9 @@ func (s *System) ActivateObject(typ, name, description, pkg, source string) erro
 		o.Package = "$TMP"
 	}
 	o.Source = source
+	if o.createdOn == "" && change != "created" {
+		o.createdOn = o.ChangedAt
+	}
 	o.ChangedAt = time.Now().UTC().Format("2006-01-02")
 	s.prepare(o)
 	if typ == "FUNC" {
@@ -164,6 +167,9 @@ func (s *System) TouchCustomObjects(n int) []string {
 		}
 		o.version++
 		o.Source = strings.TrimRight(o.Source, "\n") + fmt.Sprintf("\n\" changed by transport, version %d\n", o.version)
+		if o.createdOn == "" {
+			o.createdOn = o.ChangedAt
+		}
 		o.ChangedAt = time.Now().UTC().Format("2006-01-02")
 		s.prepare(o)
 		o.Seq = s.logChange(o.Type, o.Name, "modified", "DEVELOPER")

@@ -7,7 +7,7 @@ import (
 )
 
 // The landscape's data is generated from a fixed seed: every simulator (tests, the dev stack,
-// `sapagent sapsim`) serves the same rows.
+// `sapagent-sapsim`) serves the same rows.
 const dataSeed = 20261122
 
 type country struct {

@@ -240,6 +240,7 @@ type table struct {
 	fieldIdx  map[string]int
 	keys      []string
 	rows      map[string]map[string]string
+	virtual   func(*System) []segment // a system table derived on the fly (systables.go); rows stays empty
 }
 
 func (t *table) field(name string) (sap.Field, bool) {

@@ -88,7 +88,20 @@ func functions() map[string]*function {
 		"RFC_SYSTEM_INFO": {iface: sap.FunctionInterface{Group: "SRFC", Description: "Return system information", Parameters: []sap.Parameter{p("RFCSI_EXPORT", "export", "RFCSI", "System information", false)}},
 			run: func(s *System, _ user, _ sap.ExecuteRFCRequest) (sap.ExecuteRFCResponse, []change) {
 				i := s.info
-				return sap.ExecuteRFCResponse{Exports: map[string]any{"RFCSI_EXPORT": map[string]any{"RFCSYSID": i.SystemID, "RFCDBSYS": i.Database, "RFCSAPRL": i.BasisRel, "RFCHOST": i.Host}}}, nil
+				// RFCSI as SAP fills it: RFCHOST is the application server's host name cut to 8
+				// characters, RFCDBHOST the database host, RFCCHARTYP 4103 a Unicode system.
+				host := i.Host
+				if len(host) > 8 {
+					host = host[:8]
+				}
+				chartyp := "1100"
+				if i.Unicode {
+					chartyp = "4103"
+				}
+				return sap.ExecuteRFCResponse{Exports: map[string]any{"RFCSI_EXPORT": map[string]any{"RFCPROTO": "011", "RFCCHARTYP": chartyp, "RFCINTTYP": "LIT",
+					"RFCFLOTYP": "IE3", "RFCDEST": i.Host + "_" + i.SystemID + "_00", "RFCHOST": host, "RFCSYSID": i.SystemID, "RFCDATABS": i.SystemID,
+					"RFCDBHOST": i.Host, "RFCDBSYS": i.Database, "RFCSAPRL": i.BasisRel, "RFCMACH": "  390", "RFCOPSYS": "Linux", "RFCTZONE": "     0",
+					"RFCDAYST": "", "RFCIPADDR": "10.0.0.10", "RFCKERNRL": i.BasisRel[:min(3, len(i.BasisRel))], "RFCHOST2": i.Host, "RFCSI_RESV": "", "RFCIPV6ADDR": "10.0.0.10"}}}, nil
 			}},
 		"RFC_READ_TABLE": {iface: sap.FunctionInterface{Group: "SDTX", Description: "External access to R/3 tables via RFC", Parameters: []sap.Parameter{
 			p("QUERY_TABLE", "import", "DD02L-TABNAME", "Table name", false), p("DELIMITER", "import", "SONV-FLAG", "Field delimiter", true),
@@ -349,7 +362,14 @@ func (s *System) commit(id string, u user) int {
 		return 0
 	}
 	delete(s.sessions, id)
-	for _, c := range ses.staged {
+	s.apply(ses.staged, u)
+	return len(ses.staged)
+}
+
+// apply writes staged changes with their change documents and change log (callers hold s.mu):
+// BAPI_TRANSACTION_COMMIT and OData writes (odata.go) both end here.
+func (s *System) apply(staged []change, u user) {
+	for _, c := range staged {
 		t := s.tables[c.table]
 		row := map[string]string{}
 		for _, f := range t.schema.Fields {
@@ -371,7 +391,6 @@ func (s *System) commit(id string, u user) int {
 		}
 		s.logChange("DATA", c.what, "modified", u.name)
 	}
-	return len(ses.staged)
 }
 
 func bapiMaterialSave(s *System, _ user, req sap.ExecuteRFCRequest) (sap.ExecuteRFCResponse, []change) {

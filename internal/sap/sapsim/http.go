@@ -26,6 +26,10 @@ func (l *Landscape) Handler() http.Handler {
 			sys.serveADT(w, r, adt) // SAP's ADT REST interface (adt.go)
 			return
 		}
+		if rest, ok := strings.CutPrefix(endpoint, ODataPrefix); ok { // SAP Gateway OData v2 (odata.go)
+			sys.serveOData(w, r, rest)
+			return
+		}
 		if endpoint == SOAPRFCPath { // SAP's SOAP RFC service (soaprfc.go)
 			sys.serveSOAPRFC(w, r)
 			return

@@ -361,27 +361,6 @@ func (s *System) refsOf(o *object) []abapref.Ref {
 	return o.refs
 }
 
-// relationKind is the relationship kind the index reports for a usage.
-func relationKind(usage abapref.Kind, typ string) string {
-	switch usage {
-	case abapref.Include:
-		return "includes"
-	case abapref.Extend:
-		return "extends"
-	}
-	switch typ {
-	case "TABL":
-		return "uses_table"
-	case "FUNC":
-		return "calls_function"
-	case "CLAS", "INTF":
-		return "uses_class"
-	case "DDLS":
-		return "uses_view"
-	}
-	return "uses"
-}
-
 // relationships are an object's relationship items: one per (to type, to, usage).
 func (s *System) relationships(o *object) []map[string]any {
 	refs := s.refsOf(o)
@@ -394,7 +373,7 @@ func (s *System) relationships(o *object) []map[string]any {
 			continue
 		}
 		seen[key] = true
-		out = append(out, map[string]any{"from_type": o.Type, "from": o.Name, "to_type": typ, "to": r.Name, "kind": relationKind(r.Kind, typ), "usage": string(r.Kind), "line": r.Line})
+		out = append(out, map[string]any{"from_type": o.Type, "from": o.Name, "to_type": typ, "to": r.Name, "kind": sap.RelationKind(string(r.Kind), typ), "usage": string(r.Kind), "line": r.Line})
 	}
 	add := func(toType, kind, usage string) {
 		if key := toType + "/" + o.Implements + "/" + usage; !seen[key] {

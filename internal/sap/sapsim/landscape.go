@@ -45,6 +45,9 @@ type Options struct {
 	// objects and a twentieth as many custom objects, derived from their index (generate.go).
 	// 0: the built-in landscape only.
 	GeneratedObjects int
+	// NoWritePackage leaves out the abapGit package abap/zsapagent (Z_SAPAGENT_WRITE_TABLE), as
+	// on a system where it was never installed.
+	NoWritePackage bool
 }
 
 // Credentials are what a call presents (IdempotencyKey: the Idempotency-Key header of a write).
@@ -118,7 +121,8 @@ type System struct {
 	funcs    map[string]*function
 	changes  []sap.Change
 	sessions map[string]*session
-	memo     *memo // keyed writes already run (idempotency.go)
+	memo     *memo      // keyed writes already run (idempotency.go)
+	odata    odataState // CSRF tokens of the OData services (odata.go)
 
 	gen        *generator             // the generated landscape (generate.go)
 	genChanged map[int]genChange      // generated custom objects changed since generation
@@ -161,12 +165,18 @@ func (s *System) init() {
 				s.tables[spec.name] = buildTable(spec, s.info.SystemType, true)
 			}
 		}
+		for name, t := range sysTableDefs(s.info.SystemType) {
+			s.tables[name] = t
+		}
 		s.fill()
 		s.objects = map[string]*object{}
 		for _, o := range customObjects(s.info.SystemType) {
 			s.objects[o.Type+"/"+o.Name] = o
 		}
 		s.funcs = functions()
+		if !s.opts.NoWritePackage {
+			s.funcs[WriteTableFM] = writeTableFunction() // the abapGit package abap/zsapagent (writefm.go)
+		}
 		for _, o := range s.objects {
 			if o.Type == "FUNC" {
 				s.funcs[o.Name] = &function{iface: sap.FunctionInterface{Function: o.Name, Group: o.Group, Description: o.Description, RemoteEnabled: true,
@@ -369,6 +379,9 @@ func (s *System) tableSchema(name string) (sap.TableSchema, error) {
 	schema := t.schema
 	schema.Fields = append([]sap.Field(nil), t.schema.Fields...)
 	schema.RowCount = len(t.rows)
+	if t.virtual != nil {
+		schema.RowCount = s.virtualCount(t)
+	}
 	return schema, nil
 }
 
@@ -430,6 +443,16 @@ func (s *System) readTableLocked(u user, req sap.ReadTableRequest) (sap.ReadTabl
 	where, err := parseWhere(strings.Join(req.Options, " "), fieldSet)
 	if err != nil {
 		return sap.ReadTableResponse{}, errorf(http.StatusUnprocessableEntity, sap.ErrInvalidWhereOptions, "OPTION_NOT_VALID", "the WHERE condition is not valid: %v", err)
+	}
+	if t.virtual != nil {
+		s.readVirtual(t, where, req.RowSkip, req.RowCount, func(row map[string]string) {
+			out := make([]string, len(cols))
+			for i, c := range cols {
+				out[i] = row[c.Name]
+			}
+			res.Rows = append(res.Rows, out)
+		})
+		return res, nil
 	}
 	skipped := 0
 	for _, row := range t.sortedRows() {
@@ -522,6 +545,10 @@ func (s *System) writeTable(u user, req sap.WriteTableRequest) (sap.WriteTableRe
 	t, ok := s.tables[name]
 	if !ok {
 		return sap.WriteTableResponse{}, errorf(http.StatusNotFound, sap.ErrNotFound, "TABLE_NOT_AVAILABLE", "table %s is not available in %s", name, s.info.SystemID)
+	}
+	if t.virtual != nil {
+		return sap.WriteTableResponse{}, errorf(http.StatusForbidden, sap.ErrAuthorization, "NOT_AUTHORIZED",
+			"table %s is a system table: it changes only through the repository and transports, never by a write", name)
 	}
 	res := sap.WriteTableResponse{Return: []sap.BAPIReturn{}}
 	var accepted []map[string]string

@@ -33,7 +33,8 @@ type object struct {
 	relCount  int           // number of its relationship items
 	generated bool          // derived by the landscape generator from genIndex
 	genIndex  int
-	version   int // of a generated object: raised by TouchCustomObjects
+	version   int    // of a generated object: raised by TouchCustomObjects
+	createdOn string // the first activation's date once ChangedAt moved on ("": ChangedAt)
 }
 
 const zrSalesReport = `REPORT zr_sales_report.

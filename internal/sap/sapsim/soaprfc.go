@@ -115,14 +115,8 @@ func (s *System) serveSOAPRFC(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "SOAP RFC takes POST", http.StatusMethodNotAllowed)
 		return
 	}
-	name, pass, ok := r.BasicAuth()
-	u, err := s.logon(Credentials{User: name, Password: pass})
-	if c := r.URL.Query().Get("sap-client"); !ok || name == "" || err != nil || (c != "" && c != client) {
-		// Like the ICF: an HTML logon page with 401, never which of user, password or client was wrong.
-		w.Header().Set("WWW-Authenticate", `Basic realm="SAP NetWeaver Application Server [`+s.info.SystemID+`/`+client+`]"`)
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = io.WriteString(w, "<html><head><title>Logon Error Message</title></head><body><h1>Logon failed</h1></body></html>")
+	u, ok := s.icfLogon(w, r)
+	if !ok {
 		return
 	}
 	if err := s.fault(r.Context()); err != nil {
@@ -150,6 +144,12 @@ func (s *System) serveSOAPRFC(w http.ResponseWriter, r *http.Request) {
 		fault = s.soapFieldInfo(params, out, w)
 	case "RFC_GET_FUNCTION_INTERFACE":
 		fault = s.soapFunctionInterface(params, out, w)
+	case WriteTableFM:
+		if _, err := s.functionInterface(WriteTableFM); err == nil {
+			fault = s.soapWriteTable(u, params, out, w) // writefm.go
+			break
+		}
+		fault = s.soapFunction(u, fm, params, sid, out, w)
 	default:
 		fault = s.soapFunction(u, fm, params, sid, out, w)
 	}
@@ -158,6 +158,22 @@ func (s *System) serveSOAPRFC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = out.w.Flush()
+}
+
+// icfLogon checks Basic auth and sap-client as the ICF does for SOAP RFC and OData; a failure
+// is answered with 401 and an HTML logon page, never saying which of user, password or client
+// was wrong.
+func (s *System) icfLogon(w http.ResponseWriter, r *http.Request) (user, bool) {
+	name, pass, ok := r.BasicAuth()
+	u, err := s.logon(Credentials{User: name, Password: pass})
+	if c := r.URL.Query().Get("sap-client"); !ok || name == "" || err != nil || (c != "" && c != client) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="SAP NetWeaver Application Server [`+s.info.SystemID+`/`+client+`]"`)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, "<html><head><title>Logon Error Message</title></head><body><h1>Logon failed</h1></body></html>")
+		return user{}, false
+	}
+	return u, true
 }
 
 // soapSession is the ABAP session of a call: the SAP_SESSIONID cookie's value, set on the first
@@ -418,10 +434,10 @@ func (s *System) soapFunctionInterface(params *rfcNode, out *rfcWriter, hw http.
 	out.open(hw)
 	out.w.WriteString("<PARAMS>")
 	pos := 0
-	line := func(class, name, typ, text string, optional bool) {
+	line := func(class, name, typ, text, def string, optional bool) {
 		pos++
 		row := map[string]string{"PARAMCLASS": class, "PARAMETER": name, "TABNAME": typ, "EXID": "C", "POSITION": fmt.Sprintf("%06d", pos),
-			"OFFSET": "000000", "INTLENGTH": "000000", "DECIMALS": "000000", "PARAMTEXT": text}
+			"OFFSET": "000000", "INTLENGTH": "000000", "DECIMALS": "000000", "PARAMTEXT": text, "DEFAULT": def}
 		if !strings.Contains(typ, "-") && typ != "" {
 			row["EXID"] = "u"
 		}
@@ -431,10 +447,10 @@ func (s *System) soapFunctionInterface(params *rfcNode, out *rfcWriter, hw http.
 		out.structure("item", paramsOrder, row)
 	}
 	for _, p := range fi.Parameters {
-		line(paramClass[p.Kind], p.Name, p.Type, p.Description, p.Optional)
+		line(paramClass[p.Kind], p.Name, p.Type, p.Description, p.Default, p.Optional)
 	}
 	for _, e := range fi.Exceptions {
-		line("X", e, "", "", false)
+		line("X", e, "", "", "", false)
 	}
 	out.w.WriteString("</PARAMS>")
 	out.scalar("REMOTE_BASXML_SUPPORTED", "")

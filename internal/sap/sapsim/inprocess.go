@@ -1,4 +1,4 @@
-package saptools
+package sapsim
 
 import (
 	"context"
@@ -7,15 +7,15 @@ import (
 	"reflect"
 
 	"github.com/sapagent/sapagent/internal/sap"
-	"github.com/sapagent/sapagent/internal/sap/sapsim"
 )
 
-// InProcess reaches a simulated system without HTTP: the fallback for connections without a
-// connector URL (seed 000's mock fallback), on the same landscape the dev stack serves. Requests
-// and answers still go through JSON, so tools see exactly what a remote connector would send.
+// InProcess reaches a simulated system without HTTP: the development route for connections
+// without a connector URL (the dev stack's in-process option and tests). Requests and answers
+// still go through JSON, so tools see exactly what a remote connector would send. Production
+// binaries never link it: they reach the simulator through a connector (SIMULATOR_CONNECTOR_URL).
 type InProcess struct {
-	System *sapsim.System
-	Cred   sapsim.Credentials
+	System *System
+	Cred   Credentials
 }
 
 // Call implements sap.Connector.
@@ -48,10 +48,16 @@ func (p InProcess) Call(ctx context.Context, endpoint string, req, resp any) err
 
 var _ sap.Connector = InProcess{}
 
-// SimSystemID maps a connection's system type to the simulated system serving it.
-func SimSystemID(systemType string) string {
+// Connector is the landscape as the platform's simulated systems (saptools.SimulatedSystems):
+// the system of systemType in process, as t's SAP user (the connector key is the system's own).
+func (l *Landscape) Connector(systemType string, t sap.Target) (sap.Connector, error) {
+	sid := "ECC"
 	if systemType == "S4HANA" {
-		return "S4H"
+		sid = "S4H"
 	}
-	return "ECC"
+	sys, ok := l.System(sid)
+	if !ok {
+		return nil, fmt.Errorf("no simulated %s system", systemType)
+	}
+	return InProcess{System: sys, Cred: Credentials{ConnectorKey: sys.key, User: t.SAPUser, Password: t.SAPPassword}}, nil
 }

@@ -1,0 +1,4 @@
+FUNCTION-POOL zsapagent_write.
+
+TYPES ty_dfies_tab TYPE STANDARD TABLE OF dfies WITH DEFAULT KEY.
+TYPES ty_where_tab TYPE STANDARD TABLE OF string WITH DEFAULT KEY.

@@ -1,0 +1,5 @@
+*******************************************************************
+*   System-defined Include-files.                                 *
+*******************************************************************
+INCLUDE lzsapagent_writetop.
+INCLUDE lzsapagent_writeuxx.
