@@ -63,12 +63,21 @@ for (const obj of reg.getObjects()) {
   for (const f of obj.getFiles()) ownerOf.set(f.getFilename().toUpperCase(), obj.getType() + " " + obj.getName());
 }
 
+// The built-in types abaplint declares itself for what SAP defines in DDIC.
+const builtinFile = "_builtin.prog.abap";
+const builtinDDIC = { ABAP_BOOL: "ABAP_BOOL", SY: "SYST", SYST: "SYST", CURSOR: "CURSOR" };
+
 const result = {};
 const errors = {};
 for (const obj of reg.getObjects()) {
   if (!(obj instanceof abaplint.ABAPObject)) continue;
   const self = obj.getType() + " " + obj.getName();
   const refs = new Set();
+  // an include is checked only as part of its main program
+  if (obj instanceof abaplint.Objects.Program && obj.isInclude()) {
+    errors[self] = "an include: abaplint checks it only within its main program";
+    continue;
+  }
   let run;
   try {
     run = new abaplint.SyntaxLogic(reg, obj).run();
@@ -92,7 +101,8 @@ for (const obj of reg.getObjects()) {
         case abaplint.ReferenceType.ObjectOrientedReference:
         case abaplint.ReferenceType.ObjectOrientedVoidReference:
         case abaplint.ReferenceType.ObjectOrientedUnknownReference: {
-          const oo = (r.extra && r.extra.ooName ? r.extra.ooName : name).toUpperCase();
+          // "zif_x~meth" in METHOD zif_x~meth refers to the interface
+          const oo = (r.extra && r.extra.ooName ? r.extra.ooName : name).toUpperCase().split("~")[0];
           if (resolvedIn === self) break; // a local class or the object itself
           if (resolvedIn === undefined && r.referenceType === abaplint.ReferenceType.ObjectOrientedReference) break;
           refs.add("oo " + oo);
@@ -106,6 +116,12 @@ for (const obj of reg.getObjects()) {
           refs.add("type " + name.split("-")[0]);
           break;
         case abaplint.ReferenceType.TypeReference:
+          // abaplint's built-in stand-ins for SAP DDIC types: TYPE abap_bool
+          // (type group ABAP), TYPE sy-datum / syst-uname (structure SYST)
+          if (r.resolved && r.resolved.getFilename() === builtinFile && builtinDDIC[name]) {
+            refs.add("type " + builtinDDIC[name]);
+            break;
+          }
           // resolved to a DDIC object of the corpus: a type of another object
           if (resolvedIn && resolvedIn !== self && /^(DTEL|TABL|TTYP|DDLS|VIEW|TYPE) /.test(resolvedIn)) {
             refs.add("type " + resolvedIn.split(" ")[1]);
