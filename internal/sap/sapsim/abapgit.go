@@ -173,6 +173,17 @@ func (s *System) LoadABAPGitReport(dir string) (*LoadReport, error) {
 	for _, o := range l.objs {
 		s.prepare(o)
 	}
+	// A subclass uses its superclass's types unqualified: with the loaded classes known,
+	// those are no DDIC references (the first extraction could not tell).
+	if classes := gitClasses(l.objs); len(classes) > 0 {
+		for _, o := range l.objs {
+			if o.Type != "CLAS" && o.Type != "PROG" && o.Type != "FUNC" || !strings.Contains(strings.ToUpper(o.Source), "INHERITING") {
+				continue
+			}
+			o.refs = extractRefsIn(o, classes)
+			o.relCount = len(s.relationships(o))
+		}
+	}
 	s.rebuildKeys()
 	for _, o := range l.objs {
 		s.discover(before, o)
@@ -845,6 +856,11 @@ var (
 // extractRefs is what a source uses: abapref for ABAP and CDS, the RAP rules above for the
 // rest, plus references an object's XML names (an enhancement's implementing class).
 func extractRefs(o *object) []abapref.Ref {
+	return extractRefsIn(o, nil)
+}
+
+// extractRefsIn is extractRefs for ABAP whose classes may inherit from the global classes given.
+func extractRefsIn(o *object, classes abapref.Classes) []abapref.Ref {
 	var refs []abapref.Ref
 	switch o.Type {
 	case "BDEF", "SRVD", "DDLX":
@@ -877,7 +893,9 @@ func extractRefs(o *object) []abapref.Ref {
 			}
 		}
 	default:
-		if o.Source != "" {
+		if o.Source != "" && classes != nil && o.Type != "DDLS" && o.Type != "DDLX" && o.Type != "DCLS" {
+			refs = abapref.ABAPIn(o.Source, classes)
+		} else if o.Source != "" {
 			refs = abapref.Extract(o.Type, o.Source)
 		}
 	}
@@ -891,4 +909,17 @@ func extractRefs(o *object) []abapref.Ref {
 		}
 	}
 	return refs
+}
+
+// gitClasses are the global classes among loaded objects with the types they pass on.
+func gitClasses(objs []*object) abapref.Classes {
+	out := abapref.Classes{}
+	for _, o := range objs {
+		if o.Type == "CLAS" {
+			if name, c, ok := abapref.GlobalClass(o.Source); ok && (len(c.Types) > 0 || c.Super != "") {
+				out[name] = c
+			}
+		}
+	}
+	return out
 }
