@@ -18,6 +18,9 @@ type Classes map[string]ClassTypes
 // for a source without a global class definition.
 func GlobalClass(src string) (name string, c ClassTypes, ok bool) {
 	inDef, visible, depth := false, false, 0
+	if i := IndexFold(src, "ENDCLASS"); i >= 0 {
+		src = src[:i+len("ENDCLASS")] // the definition comes first: its implementation is not read
+	}
 	for _, st := range statements(tokenize(src)) {
 		first := word(st, 0)
 		switch {
@@ -79,4 +82,17 @@ func (s *abapState) inherit(classes Classes) {
 			super = c.Super
 		}
 	}
+}
+
+// IndexFold is the index of the first occurrence of the ASCII word w (upper case) in s in any
+// case, -1 if there is none: a cheap test before tokenizing a whole source.
+func IndexFold(s, w string) int {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if c := s[i]; c == w[0] || c == w[0]+'a'-'A' {
+			if strings.EqualFold(s[i:i+len(w)], w) {
+				return i
+			}
+		}
+	}
+	return -1
 }

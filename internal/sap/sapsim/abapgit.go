@@ -170,16 +170,12 @@ func (s *System) LoadABAPGitReport(dir string) (*LoadReport, error) {
 		}
 		o.Seq = s.logChange(o.Type, o.Name, "created", "ABAPGIT")
 	}
+	// A subclass uses its superclass's types unqualified: with the loaded classes known,
+	// those are no DDIC references.
+	classes := gitClasses(l.objs)
 	for _, o := range l.objs {
 		s.prepare(o)
-	}
-	// A subclass uses its superclass's types unqualified: with the loaded classes known,
-	// those are no DDIC references (the first extraction could not tell).
-	if classes := gitClasses(l.objs); len(classes) > 0 {
-		for _, o := range l.objs {
-			if o.Type != "CLAS" && o.Type != "PROG" && o.Type != "FUNC" || !strings.Contains(strings.ToUpper(o.Source), "INHERITING") {
-				continue
-			}
+		if len(classes) > 0 && (o.Type == "CLAS" || o.Type == "PROG" || o.Type == "FUNC") && abapref.IndexFold(o.Source, "INHERITING") >= 0 {
 			o.refs = extractRefsIn(o, classes)
 			o.relCount = len(s.relationships(o))
 		}

@@ -280,7 +280,7 @@ CLASS /i20/cl_gen_carrier IMPLEMENTATION.
     DATA lv_rows TYPE counter.
     DATA lv_tabix LIKE sy-tabix.
     IF features-with_texts = abap_true.
-      lv_rows = lines( VALUE string_table( ( ` + "`a`" + ` ) ) ).
+      lv_rows = lines( VALUE string_table( ( `+"`a`"+` ) ) ).
     ENDIF.
     lv_tabix = sy-tabix.
     rv_count = lv_rows + lv_tabix.
