@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -149,13 +150,19 @@ func TestPublicRepositories(t *testing.T) {
 			cloud := cloudRepos[name]
 			levels := map[cleancore.Level]int{}
 			reasons := map[string]int{}
+			targets := map[string]map[string]int{} // reason -> used object -> uses
 			for o, res := range gradeLoaded(t, s, files) {
 				levels[res.Level]++
 				for _, r := range res.Reasons {
 					if r.Level == cleancore.LevelA {
 						continue
 					}
-					reasons[fmt.Sprintf("level %s: %s", r.Level, r.Why)]++
+					why := fmt.Sprintf("level %s: %s", r.Level, r.Why)
+					reasons[why]++
+					if targets[why] == nil {
+						targets[why] = map[string]int{}
+					}
+					targets[why][r.Usage.Type+" "+r.Usage.Name]++
 					if cloud {
 						t.Errorf("%s uses %s %s (%s): level %s, %s", o, r.Usage.Type, r.Usage.Name, r.Usage.Kind, r.Level, r.Why)
 					}
@@ -163,7 +170,15 @@ func TestPublicRepositories(t *testing.T) {
 			}
 			t.Logf("%s: grades %v of %d objects (ABAP Cloud: %v)", name, levels, len(files), cloud)
 			for why, n := range reasons {
-				t.Logf("  %4d × %s", n, why)
+				top := make([]string, 0, len(targets[why]))
+				for o := range targets[why] {
+					top = append(top, o)
+				}
+				sort.Slice(top, func(i, j int) bool { return targets[why][top[i]] > targets[why][top[j]] })
+				if len(top) > 6 {
+					top = top[:6]
+				}
+				t.Logf("  %4d × %s (%d objects; most used: %s)", n, why, len(targets[why]), strings.Join(top, ", "))
 			}
 		})
 	}
