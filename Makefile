@@ -3,7 +3,7 @@ GO ?= go
 NPM ?= npm
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: dev test test-go test-web build lint bench services fuzz web web-deps node sapsim
+.PHONY: dev test test-go test-web build lint bench services fuzz web web-deps node sapsim oracle-public
 
 # What the page is built from: rebuilding when none of it changed is skipped.
 WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/package.json \
@@ -76,6 +76,11 @@ bench: services
 sapsim:
 	$(GO) build -o bin/sapagent-sapsim ./cmd/sapagent-sapsim
 	./bin/sapagent-sapsim $(SAPSIM_ARGS)
+
+# abapref against abaplint, loading and Clean Core grades on public abapGit repositories:
+# make oracle-public ORACLE_REPOS="abapGit=/path/abapGit.git flight=/path/flight.git@ABAP-platform-cloud …"
+oracle-public:
+	scripts/abap-oracle-repos.sh $(ORACLE_REPOS)
 
 # Starts the local Postgres and Redis when they are installed but not running.
 services:

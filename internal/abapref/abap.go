@@ -5,8 +5,9 @@ import (
 )
 
 // builtin are ABAP's predefined and generic types: never a DDIC reference.
+// INT1, INT2 and INT4 are not among them: they are DDIC data elements.
 var builtin = setOf("C", "N", "I", "P", "D", "T", "X", "F", "STRING", "XSTRING", "DECFLOAT16", "DECFLOAT34",
-	"INT1", "INT2", "INT4", "INT8", "B", "S", "UTCLONG", "ANY", "DATA", "SIMPLE", "CSEQUENCE", "CLIKE",
+	"INT8", "B", "S", "UTCLONG", "ANY", "DATA", "SIMPLE", "CSEQUENCE", "CLIKE",
 	"NUMERIC", "XSEQUENCE", "OBJECT", "TABLE", "INDEX", "STANDARD", "SORTED", "HASHED", "ANY TABLE")
 
 // declStarts are the statements whose TYPE / LIKE clauses declare something.
@@ -44,12 +45,17 @@ type abapState struct {
 	// fmInterface is true while reading the `*"` interface block of a function
 	// module, whose LIKE names the DDIC.
 	fmInterface bool
-	function    bool // the source has a FUNCTION statement: `*"` lines are its interface
+	function    bool     // the source has a FUNCTION statement: `*"` lines are its interface
+	supers      []string // the classes named in INHERITING FROM
 }
 
 // ABAP extracts the references of an ABAP source (report, include, class
 // pool, function group or module).
 func ABAP(src string) []Ref {
+	return abapIn(src, nil)
+}
+
+func abapIn(src string, classes Classes) []Ref {
 	s := &abapState{types: map[string]bool{}, data: map[string]bool{}, tables: map[string]bool{},
 		refTo: map[string]string{}, badis: map[string]int{}}
 	sts := statements(dropAMDPBodies(tokenize(src)))
@@ -57,6 +63,7 @@ func ABAP(src string) []Ref {
 	for _, st := range sts {
 		s.declare(st)
 	}
+	s.inherit(classes)
 	for _, st := range sts {
 		s.references(st)
 	}
@@ -207,6 +214,11 @@ func (s *abapState) declare(st []token) {
 			return // a reference to a global class, not a declaration
 		}
 		s.types[name] = true
+		for i := range st {
+			if word(st, i) == "INHERITING" && word(st, i+1) == "FROM" && word(st, i+2) != "" {
+				s.supers = append(s.supers, st[i+2].text)
+			}
+		}
 	case "TYPES":
 		s.types[name] = true
 	case "TABLES", "NODES":
@@ -228,7 +240,7 @@ func (s *abapState) declare(st []token) {
 		// parameters: `iv_x TYPE t`, `VALUE(rv_x) TYPE t`
 		if (t.text == "TYPE" || t.text == "LIKE" || t.text == "STRUCTURE") && i > 0 {
 			if p := word(st, i-1); p != "" && first != "TYPES" {
-				s.data[p] = true
+				s.data[strings.TrimLeft(p, "!")] = true // !iv_x: the escaped name is iv_x
 			} else if punct(st, i-1, ")") && word(st, i-2) != "" {
 				s.data[st[i-2].text] = true
 			}
@@ -311,6 +323,9 @@ func (s *abapState) references(st []token) {
 		}
 	case "METHOD":
 		s.amdpUsing(st)
+		s.interfaceMethod(st)
+	case "METHODS", "CLASS-METHODS":
+		s.interfaceMethod(st)
 	case "GET":
 		if word(st, 1) == "BADI" {
 			s.badiVar(st, 2)
@@ -410,6 +425,9 @@ func (s *abapState) references(st []token) {
 		if word(st, 1) == "OBJECT" {
 			typed := false
 			for i := range st {
+				if w := word(st, i); w == "EXPORTING" || w == "EXCEPTIONS" {
+					break // parameters: `type = …` names no class
+				}
 				if word(st, i) == "TYPE" && word(st, i+1) != "" {
 					s.class(Instantiate, st[i+1].text, st[i+1].line)
 					typed = true
@@ -474,6 +492,16 @@ func (s *abapState) references(st []token) {
 	s.generic(st)
 }
 
+// interfaceMethod records the interface of METHOD(S) intf~meth: an
+// implementation, a redefinition or an alias of an interface method.
+func (s *abapState) interfaceMethod(st []token) {
+	if w := word(st, 1); strings.Contains(w, "~") {
+		if i := w[:strings.IndexByte(w, '~')]; !s.seen[refKey{Implement, "INTF", i}] {
+			s.intf(TypeUse, i, st[1].line)
+		}
+	}
+}
+
 // amdpUsing records the tables and views an AMDP method names in USING; its
 // other methods (class=>method) the generic scan records.
 func (s *abapState) amdpUsing(st []token) {
@@ -535,6 +563,14 @@ func (s *abapState) typeClauses(st []token, first string) {
 			i += 4
 			continue
 		}
+		if prev := word(st, i-1); w == "KEY" && (prev == "WITH" || prev == "UNIQUE" || prev == "NON-UNIQUE" || prev == "SORTED" || prev == "HASHED") ||
+			w == "COMPONENTS" && (word(st, i-2) == "KEY" || word(st, i-2) == "ALIAS") {
+			// WITH UNIQUE KEY type name: key components, not types
+			for word(st, i+1) != "" && word(st, i+1) != "WITH" {
+				i++
+			}
+			continue
+		}
 		if w != "TYPE" && w != "LIKE" && w != "STRUCTURE" {
 			continue
 		}
@@ -544,8 +580,8 @@ func (s *abapState) typeClauses(st []token, first string) {
 		if n := word(st, i+1); n == "TYPE" || n == "LIKE" {
 			continue // a component or parameter named type or like: `type TYPE t`
 		}
-		if w == "STRUCTURE" && has(st, "ENUM") {
-			continue // BEGIN OF ENUM e STRUCTURE s: s is declared here
+		if w == "STRUCTURE" && (has(st, "ENUM") || word(st, i-1) == "OF") {
+			continue // BEGIN OF ENUM e STRUCTURE s: s is declared here; ASSIGN … OF STRUCTURE dobj
 		}
 		j, refTo, ok := s.typeOperand(st, i+1)
 		if !ok {
@@ -578,6 +614,8 @@ func (s *abapState) typeClauses(st []token, first string) {
 			s.intf(TypeUse, target[:strings.IndexByte(target, '~')], st[j].line)
 		case w == "LIKE" && s.fmInterface:
 			s.ddicType(target, st[j].line) // LIKE in a function module's interface names the DDIC
+		case w == "LIKE" && (base(target) == "SY" || base(target) == "SYST"):
+			s.ddicType(target, st[j].line) // LIKE sy-tabix: the system field of structure SYST
 		case w == "LIKE":
 			b := base(target)
 			if !s.inClass && !s.data[b] && !s.tables[b] && !strings.HasPrefix(b, "<") && b != "SY" && b != "SYST" {
@@ -639,6 +677,10 @@ func (s *abapState) typeOperand(st []token, j int) (int, bool, bool) {
 		case "REFERENCE":
 			j++
 			continue
+		case "HANDLE":
+			if word(st, j+1) != "" {
+				return j + 1, false, false // CREATE DATA … TYPE HANDLE rtti: dynamic
+			}
 		case "REF":
 			if word(st, j+1) == "TO" {
 				refTo = true
@@ -688,7 +730,8 @@ func (s *abapState) sqlReads(st []token) {
 			j++ // FROM ( a AS x INNER JOIN … ): a parenthesised join
 		}
 		n := word(st, j)
-		if n == "" || sqlStop[n] || strings.HasPrefix(n, "@") || strings.HasPrefix(n, "+") || strings.HasPrefix(n, ":") {
+		// FROM cross is the cross-reference table: CROSS JOIN never directly follows FROM
+		if n == "" || sqlStop[n] && n != "CROSS" || strings.HasPrefix(n, "@") || strings.HasPrefix(n, "+") || strings.HasPrefix(n, ":") {
 			continue
 		}
 		if punct(st, j-1, "(") && !st[j].space {
@@ -795,6 +838,15 @@ func (s *abapState) generic(st []token) {
 				kind = TypeUse
 			}
 			s.class(kind, b, t.line)
+			if m := t.text[k+2:]; strings.Contains(m, "~") {
+				s.intf(TypeUse, m[:strings.IndexByte(m, '~')], t.line) // cls=>intf~meth( )
+			}
+			continue
+		}
+		if k := strings.LastIndex(t.text, "->"); k > 0 {
+			if m := t.text[k+2:]; strings.Contains(m, "~") {
+				s.intf(TypeUse, m[:strings.IndexByte(m, '~')], t.line) // ref->intf~meth( )
+			}
 			continue
 		}
 		kind, ok := constructors[t.text]

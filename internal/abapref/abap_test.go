@@ -247,7 +247,7 @@ DATA: lv_vbeln LIKE vbak-vbeln,
       lv_time  TYPE sy-uzeit.
 SELECT * FROM kna1 WHERE name1 LIKE 'A%' INTO TABLE @DATA(lt_k).
 `,
-			want: []string{"type TABL VBAK 2", "type TABL SYST 6", "read TABL KNA1 7"},
+			want: []string{"type TABL VBAK 2", "type TABL SYST 5", "read TABL KNA1 7"},
 		},
 		{
 			name: "cluster tables and chained WRITE",

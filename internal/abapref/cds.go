@@ -209,16 +209,17 @@ func castType(c *collector, toks []token, i int) {
 // `name : dtel` at parenthesis depth 0 outside annotations: a view's `with
 // parameters`, the elements of custom and abstract entities and of a table
 // function's `returns { }`. Built-in types (abap.dats, abap.curr( 16, 2 )),
-// associations and redirections are no such reference; a parameter binding
-// `( p : $parameters.p )` sits inside parentheses.
+// associations, redirections and a projection's `: localized` are no such
+// reference; a parameter binding `( p : $parameters.p )` and a path filter
+// `_Text[ 1: Language = … ]` sit inside brackets.
 func elementTypes(c *collector, toks []token) {
 	anno := annotations(toks)
 	depth := 0
 	for i := 0; i < len(toks); i++ {
 		switch {
-		case punct(toks, i, "("):
+		case punct(toks, i, "(") || punct(toks, i, "["):
 			depth++
-		case punct(toks, i, ")"):
+		case punct(toks, i, ")") || punct(toks, i, "]"):
 			depth--
 		}
 		if depth != 0 || anno[i] || word(toks, i) == "" || !punct(toks, i+1, ":") || anno[i+1] {
@@ -227,7 +228,7 @@ func elementTypes(c *collector, toks []token) {
 		t := word(toks, i+2)
 		switch {
 		case t == "" || strings.HasPrefix(t, "$") || strings.HasPrefix(t, "#") || punct(toks, i+3, "."):
-		case t == "ASSOCIATION" || t == "COMPOSITION" || t == "REDIRECTED":
+		case t == "ASSOCIATION" || t == "COMPOSITION" || t == "REDIRECTED" || t == "LOCALIZED":
 		default:
 			c.add(TypeUse, "DTEL", t, toks[i+2].line)
 		}

@@ -36,6 +36,17 @@ union all select from zbill_archive as a { key a.vbeln }
 				"association DDLS ZI_BILLINGITEM 10", "read TABL ZBILL_ARCHIVE 17"},
 		},
 		{
+			name: "a projection's `: localized` and a path filter's `1:` are no typed elements",
+			src: `define view entity ZC_I20_Carrier as projection on ZI_I20_Carrier
+{
+  key CarrierId,
+      _Text[ 1: Language = $session.system_language ].Name as CarrierName : localized,
+      _Country._Text[1:LanguageCode = $session.system_language].CountryName as CountryText
+}
+`,
+			want: []string{"read DDLS ZI_I20_CARRIER 1"},
+		},
+		{
 			name: "projection, parent association, extension, table function",
 			src: `define root view entity ZC_Travel provider contract transactional_query
   as projection on ZI_Travel

@@ -74,12 +74,21 @@ func paramRef(c *collector, p fugrParam) {
 			cls, _, _ := strings.Cut(t, "=>")
 			c.add(TypeUse, classType(cls), cls, 0)
 		case !builtin[t] && !builtin[strings.Fields(t)[0]]:
-			c.add(TypeUse, "TYPE", base(t), 0)
+			c.add(TypeUse, "TYPE", paramBase(t), 0)
 		}
 	}
 	for _, t := range []string{p.DBField, p.DBStruct} {
 		if t = strings.ToUpper(strings.TrimSpace(t)); t != "" && !builtin[t] {
-			c.add(TypeUse, "TYPE", base(t), 0)
+			c.add(TypeUse, "TYPE", paramBase(t), 0)
 		}
 	}
+}
+
+// paramBase is the object of a parameter type: VBAK-VBELN -> VBAK, and the
+// system fields SY-LANGU -> structure SYST.
+func paramBase(t string) string {
+	if b := base(t); b != "SY" {
+		return b
+	}
+	return "SYST"
 }

@@ -19,6 +19,7 @@ func TestFunctionInterfaces(t *testing.T) {
      <IMPORT>
       <RSIMP><PARAMETER>IV_BUKRS</PARAMETER><TYP>BUKRS</TYP></RSIMP>
       <RSIMP><PARAMETER>IV_TEXT</PARAMETER><TYP>STRING</TYP></RSIMP>
+      <RSIMP><PARAMETER>IV_LANGU</PARAMETER><TYP>SY-LANGU</TYP></RSIMP>
       <RSIMP><PARAMETER>IO_LOG</PARAMETER><REFERENCE>X</REFERENCE><TYP>ZIF_I20_LOG</TYP><REF_CLASS>X</REF_CLASS></RSIMP>
       <RSIMP><PARAMETER>IV_WAERS</PARAMETER><DBFIELD>T001-WAERS</DBFIELD></RSIMP>
       <RSIMP><PARAMETER>IS_CFG</PARAMETER><TYP>ZCL_I20_CFG=&gt;TY_CFG</TYP></RSIMP>
@@ -53,7 +54,7 @@ func TestFunctionInterfaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"type TYPE BUKRS 0", "type INTF ZIF_I20_LOG 0", "type TYPE T001 0", "type CLAS ZCL_I20_CFG 0",
+	want := []string{"type TYPE BUKRS 0", "type TYPE SYST 0", "type INTF ZIF_I20_LOG 0", "type TYPE T001 0", "type CLAS ZCL_I20_CFG 0",
 		"type TYPE ZTT_I20_ITEMS 0", "type TYPE BKPF 0", "type TYPE BAPIRET2 0", "type CLAS ZCX_I20_POST 0"}
 	if g := refStrings(got["Z_I20_POST"]); fmt.Sprint(g) != fmt.Sprint(want) {
 		t.Errorf("Z_I20_POST: got %v, want %v", g, want)

@@ -4,7 +4,11 @@
 // views in SQL and TABLES) and "type" (DDIC types). The Go test
 // (oracle_test.go) compares this with internal/abapref.
 //
-// usage: node oracle.js <folder>... > refs.json
+// usage: node oracle.js [--deps <folder>] <folder>... > refs.json
+//
+// --deps names a folder of stubs of SAP objects (abaplint's own dependency
+// collection, github.com/abaplint/deps): they are known to the syntax check,
+// so fewer objects stop at a void superclass, but they are not reported.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -42,7 +46,23 @@ const raw = conf.get();
 // SAP dependencies): abaplint still records a void reference to it.
 raw.syntax.errorNamespace = "^$";
 const reg = new abaplint.Registry(new abaplint.Config(JSON.stringify(raw)));
-for (const dir of process.argv.slice(2)) {
+const args = process.argv.slice(2);
+const depDirs = [];
+while (args[0] === "--deps") {
+  depDirs.push(args[1]);
+  args.splice(0, 2);
+}
+const depFiles = new Set();
+for (const dir of depDirs) {
+  const files = [];
+  walk(dir, files);
+  for (const f of files) {
+    if (!/\.(abap|xml)$/.test(f)) continue;
+    depFiles.add(path.basename(f).toUpperCase());
+    reg.addDependency(new abaplint.MemoryFile(path.basename(f), fs.readFileSync(f, "utf8")));
+  }
+}
+for (const dir of args) {
   const files = [];
   walk(dir, files);
   for (const f of files) {
@@ -57,18 +77,30 @@ for (const dir of process.argv.slice(2)) {
 }
 reg.parse();
 
-// ownerOf maps a file name to the object that holds it.
+// ownerOf maps a file name to the object that holds it; includes are the
+// include programs, whose local classes are local to their main program.
 const ownerOf = new Map();
+const includes = new Set();
 for (const obj of reg.getObjects()) {
+  if (obj instanceof abaplint.Objects.Program && obj.isInclude()) includes.add(obj.getType() + " " + obj.getName());
   for (const f of obj.getFiles()) ownerOf.set(f.getFilename().toUpperCase(), obj.getType() + " " + obj.getName());
 }
+
+// The built-in types abaplint declares itself for what SAP defines in DDIC.
+const builtinFile = "_builtin.prog.abap";
+const builtinDDIC = { ABAP_BOOL: "ABAP_BOOL", SY: "SYST", SYST: "SYST", CURSOR: "CURSOR" };
 
 const result = {};
 const errors = {};
 for (const obj of reg.getObjects()) {
-  if (!(obj instanceof abaplint.ABAPObject)) continue;
+  if (!(obj instanceof abaplint.ABAPObject) || reg.isDependency(obj)) continue;
   const self = obj.getType() + " " + obj.getName();
   const refs = new Set();
+  // an include is checked only as part of its main program
+  if (obj instanceof abaplint.Objects.Program && obj.isInclude()) {
+    errors[self] = "an include: abaplint checks it only within its main program";
+    continue;
+  }
   let run;
   try {
     run = new abaplint.SyntaxLogic(reg, obj).run();
@@ -92,8 +124,9 @@ for (const obj of reg.getObjects()) {
         case abaplint.ReferenceType.ObjectOrientedReference:
         case abaplint.ReferenceType.ObjectOrientedVoidReference:
         case abaplint.ReferenceType.ObjectOrientedUnknownReference: {
-          const oo = (r.extra && r.extra.ooName ? r.extra.ooName : name).toUpperCase();
-          if (resolvedIn === self) break; // a local class or the object itself
+          // "zif_x~meth" in METHOD zif_x~meth refers to the interface
+          const oo = (r.extra && r.extra.ooName ? r.extra.ooName : name).toUpperCase().split("~")[0];
+          if (resolvedIn === self || includes.has(resolvedIn)) break; // a local class or the object itself
           if (resolvedIn === undefined && r.referenceType === abaplint.ReferenceType.ObjectOrientedReference) break;
           refs.add("oo " + oo);
           break;
@@ -106,6 +139,12 @@ for (const obj of reg.getObjects()) {
           refs.add("type " + name.split("-")[0]);
           break;
         case abaplint.ReferenceType.TypeReference:
+          // abaplint's built-in stand-ins for SAP DDIC types: TYPE abap_bool
+          // (type group ABAP), TYPE sy-datum / syst-uname (structure SYST)
+          if (r.resolved && r.resolved.getFilename() === builtinFile && builtinDDIC[name]) {
+            refs.add("type " + builtinDDIC[name]);
+            break;
+          }
           // resolved to a DDIC object of the corpus: a type of another object
           if (resolvedIn && resolvedIn !== self && /^(DTEL|TABL|TTYP|DDLS|VIEW|TYPE) /.test(resolvedIn)) {
             refs.add("type " + resolvedIn.split(" ")[1]);

@@ -170,8 +170,15 @@ func (s *System) LoadABAPGitReport(dir string) (*LoadReport, error) {
 		}
 		o.Seq = s.logChange(o.Type, o.Name, "created", "ABAPGIT")
 	}
+	// A subclass uses its superclass's types unqualified: with the loaded classes known,
+	// those are no DDIC references.
+	classes := gitClasses(l.objs)
 	for _, o := range l.objs {
 		s.prepare(o)
+		if len(classes) > 0 && (o.Type == "CLAS" || o.Type == "PROG" || o.Type == "FUNC") && abapref.IndexFold(o.Source, "INHERITING") >= 0 {
+			o.refs = extractRefsIn(o, classes)
+			o.relCount = len(s.relationships(o))
+		}
 	}
 	s.rebuildKeys()
 	for _, o := range l.objs {
@@ -845,6 +852,11 @@ var (
 // extractRefs is what a source uses: abapref for ABAP and CDS, the RAP rules above for the
 // rest, plus references an object's XML names (an enhancement's implementing class).
 func extractRefs(o *object) []abapref.Ref {
+	return extractRefsIn(o, nil)
+}
+
+// extractRefsIn is extractRefs for ABAP whose classes may inherit from the global classes given.
+func extractRefsIn(o *object, classes abapref.Classes) []abapref.Ref {
 	var refs []abapref.Ref
 	switch o.Type {
 	case "BDEF", "SRVD", "DDLX":
@@ -877,7 +889,9 @@ func extractRefs(o *object) []abapref.Ref {
 			}
 		}
 	default:
-		if o.Source != "" {
+		if o.Source != "" && classes != nil && o.Type != "DDLS" && o.Type != "DDLX" && o.Type != "DCLS" {
+			refs = abapref.ABAPIn(o.Source, classes)
+		} else if o.Source != "" {
 			refs = abapref.Extract(o.Type, o.Source)
 		}
 	}
@@ -891,4 +905,17 @@ func extractRefs(o *object) []abapref.Ref {
 		}
 	}
 	return refs
+}
+
+// gitClasses are the global classes among loaded objects with the types they pass on.
+func gitClasses(objs []*object) abapref.Classes {
+	out := abapref.Classes{}
+	for _, o := range objs {
+		if o.Type == "CLAS" {
+			if name, c, ok := abapref.GlobalClass(o.Source); ok && (len(c.Types) > 0 || c.Super != "") {
+				out[name] = c
+			}
+		}
+	}
+	return out
 }

@@ -173,6 +173,25 @@ func BenchmarkLoadABAPGit(b *testing.B) {
 	dir := b.TempDir()
 	writeGeneratedRepository(b, dir, 3500)
 	b.ResetTimer()
+	benchmarkLoad(b, dir, 3500)
+}
+
+// BenchmarkLoadPublicRepositories loads the public abapGit repositories named in
+// ABAP_ORACLE_REPOS (name=folder,…; scripts/abap-oracle-repos.sh), one sub-benchmark each.
+func BenchmarkLoadPublicRepositories(b *testing.B) {
+	env := os.Getenv("ABAP_ORACLE_REPOS")
+	if strings.TrimSpace(env) == "" {
+		b.Skip("public repositories skipped: set ABAP_ORACLE_REPOS=name=folder,…")
+	}
+	for _, item := range strings.Split(env, ",") {
+		name, dir, _ := strings.Cut(strings.TrimSpace(item), "=")
+		b.Run(name, func(b *testing.B) { benchmarkLoad(b, dir, 1) })
+	}
+}
+
+// benchmarkLoad loads dir into a fresh system per iteration and reports the load's wall time,
+// the memory it allocated and the memory the loaded objects keep.
+func benchmarkLoad(b *testing.B, dir string, min int) {
 	for i := 0; i < b.N; i++ {
 		land := NewLandscape(Options{})
 		s, _ := land.System("ECC")
@@ -192,7 +211,8 @@ func BenchmarkLoadABAPGit(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB-kept")
-		if rep.Loaded < 3500 {
+		b.ReportMetric(float64(rep.Loaded), "objects")
+		if rep.Loaded < min {
 			b.Fatalf("loaded %d", rep.Loaded)
 		}
 		runtime.KeepAlive(land)

@@ -1,0 +1,4 @@
+INTERFACE zif_i20_shape PUBLIC.
+  METHODS area RETURNING VALUE(rv_area) TYPE f.
+  CLASS-METHODS describe RETURNING VALUE(rv_text) TYPE string.
+ENDINTERFACE.
