@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,8 +18,16 @@ import (
 var ProbePaths = map[string]string{
 	InterfaceADT:     "/sap/bc/adt/discovery",
 	InterfaceSOAPRFC: "/sap/bc/soap/rfc",
-	InterfaceOData:   "/sap/opu/odata/",
+	InterfaceOData:   "/sap/opu/odata/sap/API_BUSINESS_PARTNER/$metadata",
 }
+
+// A GET on the SOAP RFC service is not a call (SAP answers it with an error page), so the probe
+// POSTs RFC_PING, which every ABAP system has and which needs only S_RFC for group SYST. OData
+// is probed at the released API the connector writes through, not the bare /sap/opu/odata/
+// node, which answers 404 on a healthy Gateway.
+const rfcPingEnvelope = `<?xml version="1.0" encoding="utf-8"?>` +
+	`<soap-env:Envelope xmlns:soap-env="http://schemas.xmlsoap.org/soap/envelope/">` +
+	`<soap-env:Body><urn:RFC_PING xmlns:urn="urn:sap-com:document:sap:rfc:functions"/></soap-env:Body></soap-env:Envelope>`
 
 // NewHTTPClient is a system's client to SAP: TLS 1.2+ trusting ca_file (plus the system's
 // roots), the connect timeout, no redirects (an ICF logon page redirect is an answer, not a
@@ -75,7 +84,7 @@ func (p HTTPProbe) Probe(ctx context.Context) map[string]error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := p.get(ctx, ProbePaths[iface])
+			err := p.ask(ctx, iface)
 			mu.Lock()
 			out[iface] = err
 			mu.Unlock()
@@ -85,11 +94,19 @@ func (p HTTPProbe) Probe(ctx context.Context) map[string]error {
 	return out
 }
 
-func (p HTTPProbe) get(ctx context.Context, path string) error {
-	u := p.System.URL + path + "?" + url.Values{"sap-client": {p.System.Client}, "sap-language": {p.System.Language}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+func (p HTTPProbe) ask(ctx context.Context, iface string) error {
+	u := p.System.URL + ProbePaths[iface] + "?" + url.Values{"sap-client": {p.System.Client}, "sap-language": {p.System.Language}}.Encode()
+	method, body := http.MethodGet, ""
+	if iface == InterfaceSOAPRFC {
+		method, body = http.MethodPost, rfcPingEnvelope
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, strings.NewReader(body))
 	if err != nil {
 		return &ProbeError{Err: err}
+	}
+	if iface == InterfaceSOAPRFC {
+		req.Header.Set("Content-Type", "text/xml; charset=utf-8")
+		req.Header.Set("SOAPAction", "urn:sap-com:document:sap:rfc:functions:RFC_PING")
 	}
 	if p.System.User != "" {
 		req.SetBasicAuth(p.System.User, p.System.Password)

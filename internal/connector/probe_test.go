@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -51,5 +53,36 @@ func TestSystemNeverPrintsItsPassword(t *testing.T) {
 	out := buf.String() + fmt.Sprintf("%v %+v %#v %s", cfg.Systems[0], cfg.Systems[0], cfg.Systems[0], Credentials{User: "T", Password: "very-secret-pw"})
 	if strings.Contains(out, "very-secret-pw") {
 		t.Fatalf("password printed: %s", out)
+	}
+}
+
+// The probe asks each interface the way it answers a real call: SOAP RFC with an RFC_PING
+// envelope (SAP answers a GET there with an error page), OData at the released API's metadata.
+func TestProbeCallsRFCPingAndTheReleasedAPI(t *testing.T) {
+	on := true
+	seen := map[string]string{}
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[r.URL.Path] = r.Method + " " + string(body)
+		mu.Unlock()
+		if r.URL.Path == "/sap/bc/soap/rfc" && (r.Method != http.MethodPost || !strings.Contains(string(body), "RFC_PING")) {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	sys := System{ID: "ECC", URL: srv.URL, Client: "100", Language: "EN", User: "TECH", Password: "pw",
+		Interfaces: Interfaces{OData: &on}}
+	got := HTTPProbe{System: sys, Client: srv.Client()}.Probe(context.Background())
+	for _, iface := range []string{InterfaceADT, InterfaceSOAPRFC, InterfaceOData} {
+		if got[iface] != nil {
+			t.Errorf("%s: %v", iface, got[iface])
+		}
+	}
+	if m := seen["/sap/opu/odata/sap/API_BUSINESS_PARTNER/$metadata"]; !strings.HasPrefix(m, "GET") {
+		t.Errorf("odata probe: %q, seen %v", m, seen)
 	}
 }

@@ -144,6 +144,9 @@ func (s *System) serveSOAPRFC(w http.ResponseWriter, r *http.Request) {
 		fault = s.soapFieldInfo(params, out, w)
 	case "RFC_GET_FUNCTION_INTERFACE":
 		fault = s.soapFunctionInterface(params, out, w)
+	case "RFC_PING": // no parameters, does nothing: what the connector's health probe calls
+		out.open(w)
+		out.close()
 	case WriteTableFM:
 		if _, err := s.functionInterface(WriteTableFM); err == nil {
 			fault = s.soapWriteTable(u, params, out, w) // writefm.go
