@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -18,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/internal/devstack"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/sapindex"
 )
@@ -48,13 +51,38 @@ func BenchmarkDelta100(b *testing.B) {
 	sb.delta(100)
 }
 
+// BenchmarkFullSync100kThroughConnector: the 100k full sync twice in one run, on one landscape:
+// straight to the simulator's connector protocol (today's direct path, the baseline), then
+// through the real connector (internal/connector + sapbackend reading SAP's system tables over
+// SOAP RFC and sources over ADT). Goal: the connector's throughput at least 0.7 of the direct one
+// (x-connector-vs-direct).
+func BenchmarkFullSync100kThroughConnector(b *testing.B) {
+	sb := startSyncBench(b, 100_000)
+	b.ResetTimer()
+	direct, directTook := sb.run("full", 500*time.Millisecond, 3*time.Hour)
+	h, key, err := devstack.NewDevConnector(sb.simURL, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(b, err)
+	connectorURL := serveHTTP(b, h)
+	sb.conn = sb.connect("ECC through the connector", connectorURL+"/ECC", key)
+	through, throughTook := sb.run("full", 500*time.Millisecond, 3*time.Hour)
+	b.StopTimer()
+	rate := func(r benchRun, took time.Duration) float64 { return float64(r.Counts.Entries) / took.Seconds() }
+	b.ReportMetric(directTook.Seconds(), "s-direct")
+	b.ReportMetric(throughTook.Seconds(), "s-connector")
+	b.ReportMetric(rate(through, throughTook)/rate(direct, directTook), "x-connector-vs-direct")
+	b.Logf("full sync direct: %d entries in %s (%s); through the connector: %d entries in %s (%s)",
+		direct.Counts.Entries, directTook.Round(time.Millisecond), sb.phases("direct-", direct),
+		through.Counts.Entries, throughTook.Round(time.Millisecond), sb.phases("connector-", through))
+}
+
 // syncBench is one product deployment syncing one generated landscape.
 type syncBench struct {
-	b    *testing.B
-	tp   *topology
-	land *sapsim.Landscape
-	conn string
-	objs int
+	b      *testing.B
+	tp     *topology
+	land   *sapsim.Landscape
+	simURL string // the simulator's HTTP root: its protocol and SAP's interfaces under /ECC
+	conn   string
+	objs   int
 }
 
 // generatedObjectsFor is the simulator size whose index has about target search entries: each
@@ -67,14 +95,19 @@ func startSyncBench(b *testing.B, target int) *syncBench {
 	tp := startTopology(b, topoOptions{apis: 1, workers: 1})
 	sb := &syncBench{b: b, tp: tp, objs: generatedObjectsFor(target)}
 	sb.land = sapsim.NewLandscape(sapsim.Options{GeneratedObjects: sb.objs})
-	url := serveHTTP(b, sb.land.Handler())
+	sb.simURL = serveHTTP(b, sb.land.Handler())
+	sb.conn = sb.connect("ECC", sb.simURL+"/ECC", sapsim.ECCConnectorKey)
+	return sb
+}
+
+// connect adds an ECC connection at url with its connector key and returns its ID.
+func (sb *syncBench) connect(name, url, key string) string {
 	var c struct {
 		ID string `json:"id"`
 	}
-	tp.mustDo(0, "POST", "/api/workspaces/"+tp.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC", "connector_url": url + "/ECC"}, &c, http.StatusCreated)
-	tp.mustDo(0, "PUT", "/api/workspaces/"+tp.ws+"/connections/"+c.ID+"/secrets/connector_key", map[string]any{"value": sapsim.ECCConnectorKey}, nil, http.StatusOK)
-	sb.conn = c.ID
-	return sb
+	sb.tp.mustDo(0, "POST", "/api/workspaces/"+sb.tp.ws+"/connections", map[string]any{"name": name, "system_type": "ECC", "connector_url": url}, &c, http.StatusCreated)
+	sb.tp.mustDo(0, "PUT", "/api/workspaces/"+sb.tp.ws+"/connections/"+c.ID+"/secrets/connector_key", map[string]any{"value": key}, nil, http.StatusOK)
+	return c.ID
 }
 
 type benchRun struct {

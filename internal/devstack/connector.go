@@ -50,10 +50,10 @@ func DevConnectorConfig(simURL, key string) ([]byte, error) {
 	return json.MarshalIndent(cfg, "", "  ")
 }
 
-// newDevConnector builds the real connector (internal/connector with sapbackend) in front of
+// NewDevConnector builds the real connector (internal/connector with sapbackend) in front of
 // the simulator at simURL, with a fresh random key; its idempotency store lives in memory, as
 // the simulator's state does.
-func newDevConnector(simURL string, log *slog.Logger) (http.Handler, string, error) {
+func NewDevConnector(simURL string, log *slog.Logger) (http.Handler, string, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, "", err

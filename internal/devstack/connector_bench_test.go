@@ -31,7 +31,7 @@ func BenchmarkConnectorOverhead(b *testing.B) {
 		land.Handler().ServeHTTP(w, r)
 	}))
 	defer sim.Close()
-	h, key, err := newDevConnector(sim.URL, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, key, err := NewDevConnector(sim.URL, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}

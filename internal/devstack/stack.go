@@ -184,7 +184,7 @@ func (s *Stack) startSimulator(ctx context.Context, cfg config.Config, o Options
 	default:
 		return fmt.Errorf("unknown SAP route %q", o.SAPRoute)
 	}
-	h, key, err := newDevConnector(s.SAPSimURL, o.Log)
+	h, key, err := NewDevConnector(s.SAPSimURL, o.Log)
 	if err != nil {
 		return err
 	}
