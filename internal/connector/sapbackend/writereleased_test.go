@@ -29,11 +29,11 @@ func TestWriteTableKNA1ThroughAPIBusinessPartnerOnS4(t *testing.T) {
 	rows := []map[string]string{
 		{"KUNNR": "123456", "NAME1": "Released API GmbH", "LAND1": "DE", "ORT01": "Walldorf", "PSTLZ": "69190", "STRAS": "Dietmar-Hopp-Allee 16", "KTOKD": "0001", "STCEG": "DE123456789", "MANDT": "100"},
 		{"kunnr": old, "NAME1": "Changed Name AG", "ORT01": "Berlin", "KTOKD": "0002"},
-		{"KUNNR": "123457", "NAME1": "Phone Ltd", "LAND1": "GB", "TELF1": "+44 1"},                      // not carried by the mapping
-		{"KUNNR": "123458", "NAME1": strings.Repeat("N", 41), "LAND1": "DE"},                              // OrganizationBPName1 is 40 long
-		{"KUNNR": "123459", "NAME1": "No Country Inc"},                                                     // a create needs the address's country
-		{"KUNNR": "123460", "NAME1": "Other Client", "LAND1": "DE", "MANDT": "200"},                        // not the connection's client
-		{"KUNNR": "123456", "NAME1": "Twice", "LAND1": "DE"},                                               // key twice
+		{"KUNNR": "123457", "NAME1": "Phone Ltd", "LAND1": "GB", "TELF1": "+44 1"},  // not carried by the mapping
+		{"KUNNR": "123458", "NAME1": strings.Repeat("N", 41), "LAND1": "DE"},        // OrganizationBPName1 is 40 long
+		{"KUNNR": "123459", "NAME1": "No Country Inc"},                              // a create needs the address's country
+		{"KUNNR": "123460", "NAME1": "Other Client", "LAND1": "DE", "MANDT": "200"}, // not the connection's client
+		{"KUNNR": "123456", "NAME1": "Twice", "LAND1": "DE"},                        // key twice
 	}
 	wantErr := []struct {
 		row   int
@@ -93,7 +93,7 @@ func TestWriteTableMARAAndMAKTThroughAPIProductOnS4(t *testing.T) {
 	require.NoError(t, h.call(t, "", "", sap.EndpointWriteTable, sap.WriteTableRequest{Table: "MARA", Mode: "insert", Rows: []map[string]string{
 		{"MATNR": "ETL-PROD-1", "MTART": "FERT", "MBRSH": "M", "MEINS": "ST", "BRGEW": "1.500", "GEWEI": "KG"},
 		{"MATNR": "ETL-PROD-2", "MTART": "FERT", "MBRSH": "M", "ERSDA": "20240101"}, // set by SAP, not carried
-		{"MATNR": "ETL-PROD-3", "MTART": "FERT"},                                  // IndustrySector required
+		{"MATNR": "ETL-PROD-3", "MTART": "FERT"},                                    // IndustrySector required
 	}}, &res))
 	assert.Equal(t, 1, res.Inserted)
 	require.Len(t, res.Errors, 2, "%+v", res.Errors)
