@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -197,7 +198,7 @@ func (b *Backend) mapRow(table string, t *releasedTable, n int, raw map[string]s
 				continue
 			}
 		}
-		if contains(t.keys, col) {
+		if slices.Contains(t.keys, col) {
 			r.key[col] = v
 		}
 		if v == "" {
@@ -226,14 +227,6 @@ func mappedCols(t *releasedTable) []string {
 	return out
 }
 
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
 
 // validate checks a row's creates (required columns) and every entity against $metadata
 // (property known and writable, length, type); a failure names the table's column.

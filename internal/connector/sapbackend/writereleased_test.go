@@ -77,6 +77,18 @@ func TestWriteTableKNA1ThroughAPIBusinessPartnerOnS4(t *testing.T) {
 	assert.Equal(t, "KUNNR", res.Errors[0].Field)
 	assert.Contains(t, res.Errors[0].Message, "already exists")
 	assert.NotEmpty(t, rowsOf(t, h, "CDHDR", "OBJECTID = '0000123456'", "CHANGENR"), "a change document of the created customer")
+
+	// SAP's own checks run in the write: a country not in T005 is refused (400) for that row,
+	// rolled back whole, while the next row is written.
+	res = sap.WriteTableResponse{}
+	require.NoError(t, h.call(t, "", "", sap.EndpointWriteTable, sap.WriteTableRequest{Table: "KNA1", Mode: "insert", Rows: []map[string]string{
+		{"KUNNR": "123461", "NAME1": "Nowhere Ltd", "LAND1": "XX"}, {"KUNNR": "123462", "NAME1": "Somewhere SA", "LAND1": "FR"}}}, &res))
+	assert.Equal(t, 1, res.Inserted)
+	require.Len(t, res.Errors, 1)
+	assert.Equal(t, sap.RowError{Row: 1, Field: "LAND1", Message: res.Errors[0].Message}, res.Errors[0])
+	assert.Contains(t, res.Errors[0].Message, "XX")
+	assert.Empty(t, rowsOf(t, h, "BUT000", "PARTNER = '0000123461'", "PARTNER"), "nothing of the refused row")
+	assert.Len(t, rowsOf(t, h, "KNA1", "KUNNR = '0000123462'", "KUNNR"), 1)
 }
 
 func trimRow(row []string) []string {
