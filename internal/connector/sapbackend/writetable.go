@@ -123,8 +123,8 @@ func (b *Backend) ensureWritePackage(ctx context.Context, c *soaprfc.Client, cre
 	var se *soaprfc.Error
 	if errors.As(err, &se) && se.Exception == "FU_NOT_FOUND" {
 		return connector.NotSupported("write_table needs the function module %s in system %s: install the abapGit package abap/zsapagent "+
-			"(function group ZSAPAGENT_WRITE, docs/connector.md \"write_table\"); on S/4HANA, business partners and products are better "+
-			"written through the released APIs (execute_rfc of BAPI_CUSTOMER_CHANGEFROMDATA1 / BAPI_MATERIAL_SAVEDATA with odata enabled)", writeTableFM, b.sys.ID)
+			"(function group ZSAPAGENT_WRITE, docs/connector.md \"write_table\"); on S/4HANA with odata enabled, write_table of KNA1, "+
+			"MARA and MAKT goes through the released APIs and needs no package", writeTableFM, b.sys.ID)
 	}
 	if err != nil {
 		return protoErr(err)
