@@ -227,7 +227,6 @@ func mappedCols(t *releasedTable) []string {
 	return out
 }
 
-
 // validate checks a row's creates (required columns) and every entity against $metadata
 // (property known and writable, length, type); a failure names the table's column.
 func (r *apiRow) validate(t *releasedTable, schema *odata.Schema) {
