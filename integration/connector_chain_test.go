@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -74,23 +75,32 @@ func TestConnectorChainServesTheDemoPhrases(t *testing.T) {
 	require.Len(t, done, 1)
 	assert.Contains(t, done[0].Result, `"target":"KUNNR"`)
 
-	// ETL of customers into S/4HANA's KNA1 goes through write_table, which the connector maps onto
-	// Z_SAPAGENT_WRITE_TABLE; that package writes customer (Z/Y) tables and its allowlist only,
-	// so SAP refuses KNA1 — the released-API route of ETL is not built yet. The dry run reports
-	// SAP's refusal as the tool's error; after its approval the load refuses to run without a
-	// good dry run. Nothing is written.
+	// ETL of customers into S/4HANA's KNA1 goes through write_table, which the connector maps
+	// onto the released API_BUSINESS_PARTNER there (a business partner with its address, the
+	// customer role and A_Customer; CVI writes KNA1). The dry run validates every row and saves
+	// nothing; after its approval the load creates them; reconcile finds zero differences.
+	src := readSim(t, e, "ECC", sap.ReadTableRequest{Table: "KNA1", Fields: []string{"KUNNR"}})
 	s4Before := readSim(t, e, "S4H", sap.ReadTableRequest{Table: "KNA1", Fields: []string{"KUNNR"}})
-	dry := toolErrors(turn(t, e, ws, agent.ID, "dry run customers from ECC to S4"))
-	assert.Contains(t, dry, "SAP authorization failed: Table KNA1 is neither a Z or Y table nor listed in ZSAPAGENT_WTALW")
+	done = toolEvents(t, turn(t, e, ws, agent.ID, "dry run customers from ECC to S4"), "tool_update")
+	require.Len(t, done, 1)
+	assert.Contains(t, done[0].Result, `"failed":0`, "the dry run refused no row")
+	assert.Contains(t, done[0].Result, fmt.Sprintf(`"inserted":%d`, len(src.Rows)))
+	assert.Len(t, readSim(t, e, "S4H", sap.ReadTableRequest{Table: "KNA1", Fields: []string{"KUNNR"}}).Rows, len(s4Before.Rows), "a dry run saves nothing")
 	evs = turn(t, e, ws, agent.ID, "load customers from ECC to S4")
 	need = toolEvents(t, evs, "approval_needed")
 	require.Len(t, need, 1, "the load waits for approval")
-	assert.Contains(t, toolErrors(approve(t, e, ws, agent.ID, need[0].ToolCallID)), "no successful dry run")
+	done = toolEvents(t, approve(t, e, ws, agent.ID, need[0].ToolCallID), "tool_update")
+	require.Len(t, done, 1)
+	assert.Contains(t, done[0].Result, fmt.Sprintf(`"inserted":%d`, len(src.Rows)))
+	assert.Contains(t, done[0].Result, `"failed":0`)
 	s4After := readSim(t, e, "S4H", sap.ReadTableRequest{Table: "KNA1", Fields: []string{"KUNNR"}})
-	assert.Len(t, s4After.Rows, len(s4Before.Rows), "nothing was loaded")
+	assert.Len(t, s4After.Rows, len(s4Before.Rows)+len(src.Rows), "every customer was loaded")
+	bps := readSim(t, e, "S4H", sap.ReadTableRequest{Table: "BUT000", Fields: []string{"BU_TYPE"}, Options: []string{"PARTNER = '" + src.Rows[0][0] + "'"}})
+	require.Len(t, bps.Rows, 1, "through the business partner, not into KNA1 directly")
+	assert.Equal(t, "2", strings.TrimSpace(bps.Rows[0][0]))
 	done = toolEvents(t, turn(t, e, ws, agent.ID, "reconcile customers from ECC to S4"), "tool_update")
 	require.Len(t, done, 1)
-	assert.Contains(t, done[0].Result, `"clean":false`, "reconcile reads both systems and finds the customers missing")
+	assert.Contains(t, done[0].Result, `"clean":true`, "reconcile finds zero differences")
 
 	// A full sync of ECC through the connector: every phase, the simulator's custom objects once.
 	run, code := e.startSync(ecc.ID, "full")
@@ -127,7 +137,7 @@ func TestConnectorChainServesTheDemoPhrases(t *testing.T) {
 		served[m[1]+" "+m[2]+" "+m[4]] = true
 	}
 	for _, want := range []string{"ECC system_info 200", "S4H system_info 200", "ECC table_schema 200", "ECC read_table 200", "ECC execute_rfc 200",
-		"S4H read_table 200", "S4H write_table 403", "ECC index/custom_objects 200", "ECC index/relationships 200", "ECC index/custom_code 200",
+		"S4H read_table 200", "S4H write_table 200", "ECC index/custom_objects 200", "ECC index/relationships 200", "ECC index/custom_code 200",
 		"ECC index/catalog_context 200", "ECC index/enhancements 200", "ECC probe_changes 200"} {
 		assert.True(t, served[want], "the connector served %s; it served %v", want, served)
 	}

@@ -29,11 +29,10 @@ type writeTableInstalled struct{ ok atomic.Bool }
 // WriteTable writes rows through Z_SAPAGENT_WRITE_TABLE over SOAP RFC: each row's fields go as
 // ROW/FIELDNAME/VALUE lines; the module checks them, writes and commits (or, in a test run,
 // only checks). A system without the package answers NOT_SUPPORTED saying how to install it.
+//
+// On S/4HANA with odata enabled, the tables of releasedTables (KNA1, MARA, MAKT) go through
+// their released APIs instead (writereleased.go).
 func (b *Backend) WriteTable(ctx context.Context, cred connector.Credentials, req sap.WriteTableRequest) (*sap.WriteTableResponse, error) {
-	c, err := b.soap(sap.EndpointWriteTable)
-	if err != nil {
-		return nil, err
-	}
 	table := strings.ToUpper(strings.TrimSpace(req.Table))
 	mode := map[string]string{"insert": "I", "modify": "M"}[req.Mode]
 	switch {
@@ -45,6 +44,13 @@ func (b *Backend) WriteTable(ctx context.Context, cred connector.Credentials, re
 		return nil, badRequest("write_table needs rows")
 	case len(req.Rows) > 10000:
 		return nil, badRequest("at most 10000 rows per call")
+	}
+	if t := b.releasedWrite(ctx, cred, table); t != nil {
+		return b.writeReleased(ctx, cred, table, t, req)
+	}
+	c, err := b.soap(sap.EndpointWriteTable)
+	if err != nil {
+		return nil, err
 	}
 	values := make([]soaprfc.Struct, 0, len(req.Rows)*4)
 	for i, row := range req.Rows {
@@ -117,8 +123,8 @@ func (b *Backend) ensureWritePackage(ctx context.Context, c *soaprfc.Client, cre
 	var se *soaprfc.Error
 	if errors.As(err, &se) && se.Exception == "FU_NOT_FOUND" {
 		return connector.NotSupported("write_table needs the function module %s in system %s: install the abapGit package abap/zsapagent "+
-			"(function group ZSAPAGENT_WRITE, docs/connector.md \"write_table\"); on S/4HANA, business partners and products are better "+
-			"written through the released APIs (execute_rfc of BAPI_CUSTOMER_CHANGEFROMDATA1 / BAPI_MATERIAL_SAVEDATA with odata enabled)", writeTableFM, b.sys.ID)
+			"(function group ZSAPAGENT_WRITE, docs/connector.md \"write_table\"); on S/4HANA with odata enabled, write_table of KNA1, "+
+			"MARA and MAKT goes through the released APIs and needs no package", writeTableFM, b.sys.ID)
 	}
 	if err != nil {
 		return protoErr(err)

@@ -27,10 +27,12 @@ import (
 // /<SID>/sap/opu/odata/sap/API_BUSINESS_PARTNER/… and …/API_PRODUCT_SRV/….
 const ODataPrefix = "sap/opu/odata/sap/"
 
-// odataState holds the CSRF tokens Gateway handed out, per user.
+// odataState holds the CSRF tokens Gateway handed out, per user, and the address number
+// range (lastAddr, guarded by the System's mu).
 type odataState struct {
-	mu     sync.Mutex
-	tokens map[string]string
+	mu       sync.Mutex
+	tokens   map[string]string
+	lastAddr int
 }
 
 // gwError is a Gateway error answer: status and SAP's {"error":{code,message,innererror}}.
@@ -66,6 +68,7 @@ type oSet struct {
 	keys                           []string
 	props                          []oProp
 	creatable                      bool
+	nav                            map[string]string // deep-insert navigation property → target set
 	load                           func(s *System) []entity
 	save                           func(s *System, cur, in entity, deep []entity) ([]change, *gwError)
 }
@@ -98,7 +101,8 @@ func languageKeyOf(iso string) string {
 // odataSets are the simulated sets: property names, types and lengths as in SAP's published
 // $metadata (internal/sap/odata/testdata/api_business_partner_metadata.xml); a subset of each type.
 var odataSets = []*oSet{
-	{service: "API_BUSINESS_PARTNER", name: "A_BusinessPartner", typeName: "A_BusinessPartnerType", label: "Business Partner", keys: []string{"BusinessPartner"},
+	{service: "API_BUSINESS_PARTNER", name: "A_BusinessPartner", typeName: "A_BusinessPartnerType", label: "Business Partner", keys: []string{"BusinessPartner"}, creatable: true,
+		nav: map[string]string{"to_BusinessPartnerAddress": "A_BusinessPartnerAddress", "to_Customer": "A_Customer", "to_BusinessPartnerRole": "A_BusinessPartnerRole"},
 		props: []oProp{{name: "BusinessPartner", edm: "Edm.String", maxLen: 10, label: "Business Partner"},
 			{name: "Customer", edm: "Edm.String", maxLen: 10, label: "Customer", readOnly: true},
 			{name: "BusinessPartnerCategory", edm: "Edm.String", maxLen: 1, label: "BP Category"},
@@ -115,9 +119,9 @@ var odataSets = []*oSet{
 			}
 			return out
 		},
-		save: func(s *System, cur, in entity, _ []entity) ([]change, *gwError) {
+		save: func(s *System, cur, in entity, deep []entity) ([]change, *gwError) {
 			if cur == nil {
-				return nil, gwErr(http.StatusMethodNotAllowed, "SAPSIM/405", "the simulator does not create business partners")
+				return createBusinessPartner(s, in, deep)
 			}
 			bp := map[string]string{"PARTNER": cur["BusinessPartner"]}
 			cvi := map[string]string{"KUNNR": cur["BusinessPartner"]}
@@ -175,7 +179,45 @@ var odataSets = []*oSet{
 			}
 			return out, nil
 		}},
+	{service: "API_BUSINESS_PARTNER", name: "A_Customer", typeName: "A_CustomerType", label: "Customer", keys: []string{"Customer"},
+		props: []oProp{{name: "Customer", edm: "Edm.String", maxLen: 10, label: "Customer"},
+			{name: "CustomerAccountGroup", edm: "Edm.String", maxLen: 4, label: "Account Group"},
+			{name: "CustomerName", edm: "Edm.String", maxLen: 80, label: "Name of Customer", readOnly: true},
+			{name: "VATRegistration", edm: "Edm.String", maxLen: 20, label: "VAT Registration No."}},
+		load: func(s *System) []entity {
+			var out []entity
+			for _, r := range s.tables["KNA1"].sortedRows() {
+				out = append(out, entity{"Customer": r["KUNNR"], "CustomerAccountGroup": r["KTOKD"], "CustomerName": r["NAME1"], "VATRegistration": r["STCEG"]})
+			}
+			return out
+		},
+		save: func(s *System, cur, in entity, _ []entity) ([]change, *gwError) {
+			if cur == nil {
+				return nil, gwErr(http.StatusMethodNotAllowed, "SAPSIM/405", "customers are created with their business partner (to_Customer)")
+			}
+			row := map[string]string{"KUNNR": cur["Customer"]}
+			for prop, col := range map[string]string{"CustomerAccountGroup": "KTOKD", "VATRegistration": "STCEG"} {
+				if v, ok := in[prop]; ok {
+					row[col] = v
+				}
+			}
+			return []change{{table: "KNA1", row: row, what: "KNA1"}}, nil
+		}},
+	{service: "API_BUSINESS_PARTNER", name: "A_BusinessPartnerRole", typeName: "A_BusinessPartnerRoleType", label: "Business Partner Role", keys: []string{"BusinessPartner", "BusinessPartnerRole"},
+		props: []oProp{{name: "BusinessPartner", edm: "Edm.String", maxLen: 10, label: "Business Partner"},
+			{name: "BusinessPartnerRole", edm: "Edm.String", maxLen: 6, label: "BP Role"}},
+		load: func(s *System) []entity {
+			var out []entity
+			for _, r := range s.tables["KNA1"].sortedRows() {
+				out = append(out, entity{"BusinessPartner": r["KUNNR"], "BusinessPartnerRole": "FLCU00"})
+			}
+			return out
+		},
+		save: func(*System, entity, entity, []entity) ([]change, *gwError) {
+			return nil, gwErr(http.StatusMethodNotAllowed, "SAPSIM/405", "the simulator takes roles only in a business partner's deep insert")
+		}},
 	{service: "API_PRODUCT_SRV", name: "A_Product", typeName: "A_ProductType", label: "Product", keys: []string{"Product"}, creatable: true,
+		nav: map[string]string{"to_Description": "A_ProductDescription"},
 		props: []oProp{{name: "Product", edm: "Edm.String", maxLen: 40, label: "Product"},
 			{name: "ProductType", edm: "Edm.String", maxLen: 4, label: "Product Type"},
 			{name: "CreationDate", edm: "Edm.DateTime", precision: -1, label: "Created On", readOnly: true},
@@ -216,6 +258,76 @@ var odataSets = []*oSet{
 		save: func(s *System, cur, in entity, _ []entity) ([]change, *gwError) {
 			return descriptionChange(s, cur, in)
 		}},
+}
+
+// createBusinessPartner is the deep insert of an organization with its address and — CVI —
+// its customer: BUT000, BUT020/ADRC and the KNA1 row the customer's fields reach. The
+// simulator has no BP number range: BusinessPartner is given (external numbering) and the
+// customer takes the same number, as with harmonized CVI number ranges.
+func createBusinessPartner(s *System, in entity, deep []entity) ([]change, *gwError) {
+	bp := in["BusinessPartner"]
+	if bp == "" {
+		return nil, &gwError{status: http.StatusBadRequest, code: "R11/401", message: "Enter a business partner number (the simulator numbers externally)", property: "BusinessPartner"}
+	}
+	if c := in["BusinessPartnerCategory"]; c != "2" {
+		return nil, &gwError{status: http.StatusBadRequest, code: "R11/030", message: "BP category " + c + " is not valid here: the simulator creates organizations (2)", property: "BusinessPartnerCategory"}
+	}
+	if in["OrganizationBPName1"] == "" {
+		return nil, &gwError{status: http.StatusBadRequest, code: "R11/112", message: "Enter a name for the organization", property: "OrganizationBPName1"}
+	}
+	var addrs, customers []entity
+	customerRole := false
+	for _, d := range deep {
+		switch d[deepSet] {
+		case "A_BusinessPartnerAddress":
+			addrs = append(addrs, d)
+		case "A_Customer":
+			customers = append(customers, d)
+		case "A_BusinessPartnerRole":
+			customerRole = customerRole || strings.HasPrefix(d["BusinessPartnerRole"], "FLCU")
+		}
+	}
+	if len(addrs) > 1 || len(customers) > 1 {
+		return nil, gwErr(http.StatusBadRequest, "SAPSIM/400", "the simulator takes one address and one customer per business partner")
+	}
+	out := []change{{table: "BUT000", row: map[string]string{"PARTNER": bp, "BU_TYPE": "2", "NAME_ORG1": in["OrganizationBPName1"]}, what: "BUT000"}}
+	kna1 := map[string]string{"KUNNR": bp, "NAME1": in["OrganizationBPName1"], "ERDAT": time.Now().UTC().Format("20060102"), "ERNAM": "SAPAGENT"}
+	if len(addrs) == 1 {
+		a := addrs[0]
+		if a["Country"] == "" {
+			return nil, &gwError{status: http.StatusBadRequest, code: "AM/216", message: "Enter a country/region for the address", property: "Country"}
+		}
+		if _, ok := s.tables["T005"].rows[a["Country"]]; !ok {
+			return nil, &gwError{status: http.StatusBadRequest, code: "AM/215", message: "Country/Region " + a["Country"] + " does not exist", property: "Country"}
+		}
+		if s.odata.lastAddr == 0 {
+			for _, r := range s.tables["BUT020"].sortedRows() {
+				if n, err := strconv.Atoi(r["ADDRNUMBER"]); err == nil && n > s.odata.lastAddr {
+					s.odata.lastAddr = n
+				}
+			}
+		}
+		s.odata.lastAddr++
+		nr := pad(s.odata.lastAddr, 10)
+		out = append(out, change{table: "BUT020", row: map[string]string{"PARTNER": bp, "ADDRNUMBER": nr}, what: "BUT020"},
+			change{table: "ADRC", row: map[string]string{"ADDRNUMBER": nr, "DATE_FROM": "00010101", "STREET": a["StreetName"], "CITY1": a["CityName"], "POST_CODE1": a["PostalCode"], "COUNTRY": a["Country"]}, what: "ADRC"})
+		kna1["LAND1"], kna1["ORT01"], kna1["PSTLZ"], kna1["STRAS"] = a["Country"], a["CityName"], a["PostalCode"], a["StreetName"]
+	}
+	if len(customers) == 1 {
+		c := customers[0]
+		if c["Customer"] != "" && c["Customer"] != bp {
+			return nil, &gwError{status: http.StatusBadRequest, code: "CVI_EI/012", message: "Customer " + c["Customer"] + " differs from business partner " + bp + " (the simulator's CVI number ranges are harmonized)", property: "Customer"}
+		}
+		if !customerRole {
+			return nil, gwErr(http.StatusBadRequest, "CVI_EI/001", "A customer needs a customer role (FLCU00 or FLCU01) in to_BusinessPartnerRole")
+		}
+		if _, ok := s.tables["KNA1"].rows[bp]; ok {
+			return nil, gwErr(http.StatusBadRequest, "CVI_EI/010", "Customer %s already exists", bp)
+		}
+		kna1["KTOKD"], kna1["STCEG"] = c["CustomerAccountGroup"], c["VATRegistration"]
+		out = append(out, change{table: "KNA1", row: kna1, what: "KNA1"}) // CVI
+	}
+	return out, nil
 }
 
 // productCols maps A_Product's properties onto MARA.
@@ -496,7 +608,7 @@ func (s *System) odataCreateLocked(u user, set *oSet, base string, body []byte) 
 	if gerr != nil {
 		return gwResult(gerr), nil
 	}
-	deep, gerr := deepDescriptions(s, body)
+	deep, gerr := deepEntities(s, set, body)
 	if gerr != nil {
 		return gwResult(gerr), nil
 	}
@@ -651,31 +763,52 @@ func (o *oSet) decode(body []byte, create bool) (entity, *gwError) {
 	return in, nil
 }
 
-// deepDescriptions reads a product's to_Description deep insert ({"results":[…]} or a list).
-func deepDescriptions(s *System, body []byte) ([]entity, *gwError) {
-	var raw struct {
-		Deep json.RawMessage `json:"to_Description"`
-	}
-	if json.Unmarshal(body, &raw) != nil || len(raw.Deep) == 0 {
+// deepSet tags a deep-insert entity with the set it belongs to.
+const deepSet = "\x00set"
+
+// deepEntities reads the deep insert of a create: each navigation property of the set as
+// {"results":[…]}, a list or one object, decoded against its target set.
+func deepEntities(s *System, set *oSet, body []byte) ([]entity, *gwError) {
+	if len(set.nav) == 0 {
 		return nil, nil
 	}
-	var list []json.RawMessage
-	var wrapped struct {
-		Results []json.RawMessage `json:"results"`
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(body, &raw) != nil {
+		return nil, nil // decode reports the body
 	}
-	if json.Unmarshal(raw.Deep, &wrapped) == nil && wrapped.Results != nil {
-		list = wrapped.Results
-	} else if json.Unmarshal(raw.Deep, &list) != nil {
-		return nil, gwErr(http.StatusBadRequest, "/IWBEP/CM_MGW_RT/003", "to_Description must be a list of descriptions")
+	navs := make([]string, 0, len(set.nav))
+	for n := range set.nav {
+		navs = append(navs, n)
 	}
-	set := s.odataSet("API_PRODUCT_SRV", "A_ProductDescription")
+	sort.Strings(navs)
 	var out []entity
-	for _, d := range list {
-		e, gerr := set.decode(d, true)
-		if gerr != nil {
-			return nil, gerr
+	for _, nav := range navs {
+		data, ok := raw[nav]
+		if !ok || string(data) == "null" {
+			continue
 		}
-		out = append(out, e)
+		var list []json.RawMessage
+		var wrapped struct {
+			Results []json.RawMessage `json:"results"`
+		}
+		switch {
+		case json.Unmarshal(data, &wrapped) == nil && wrapped.Results != nil:
+			list = wrapped.Results
+		case json.Unmarshal(data, &list) == nil:
+		case strings.HasPrefix(strings.TrimSpace(string(data)), "{"):
+			list = []json.RawMessage{data}
+		default:
+			return nil, gwErr(http.StatusBadRequest, "/IWBEP/CM_MGW_RT/003", "%s must be an entity or a list of entities", nav)
+		}
+		target := s.odataSet(set.service, set.nav[nav])
+		for _, d := range list {
+			e, gerr := target.decode(d, true)
+			if gerr != nil {
+				return nil, gerr
+			}
+			e[deepSet] = target.name
+			out = append(out, e)
+		}
 	}
 	return out, nil
 }
