@@ -165,6 +165,7 @@ const env = {
   TEMPORAL_UI_PORT: '0',
   OFFLINE_LLM_ADDR: '127.0.0.1:0',
   SAPSIM_ADDR: '127.0.0.1:0',
+  DEV_CONNECTOR_ADDR: '127.0.0.1:0', // the dev stack's connector in front of the simulator
   DATA_DIR: dataDir,
   DATABASE_URL: `postgres://${pg.user}@${pg.host}:${pg.port}/${database}?sslmode=disable`,
   REDIS_PREFIX: redisPrefix,
