@@ -36,9 +36,9 @@ type Options struct {
 	StartServices bool
 	// OfflineLLM tunes the in-process offline model (used when PRIMARY_MODEL is offline:*).
 	OfflineLLM offlinellm.Options
-	// SAPRoute is how connections without a connector URL reach the simulator:
-	// config.DevSAPRouteConnector (platform → connector → simulator over HTTP, make dev) or,
-	// when empty or config.DevSAPRouteInProcess, the simulator in process (tests, for now).
+	// SAPRoute is how connections without a connector URL reach the simulator: when empty or
+	// config.DevSAPRouteConnector, platform → connector → simulator over HTTP (make dev and the
+	// integration tests); config.DevSAPRouteInProcess, the simulator in process.
 	SAPRoute string
 }
 
@@ -177,10 +177,10 @@ func (s *Stack) startSimulator(ctx context.Context, cfg config.Config, o Options
 	s.SAPSimURL = "http://" + hostPort(sl.Addr())
 	s.serve(ctx, "SAP simulator", sl, s.Landscape.Handler())
 	switch o.SAPRoute {
-	case "", config.DevSAPRouteInProcess:
+	case config.DevSAPRouteInProcess:
 		s.Deps.Simulated = s.Landscape
 		return nil
-	case config.DevSAPRouteConnector:
+	case "", config.DevSAPRouteConnector:
 	default:
 		return fmt.Errorf("unknown SAP route %q", o.SAPRoute)
 	}
