@@ -16,6 +16,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/llm"
 	"github.com/sapagent/sapagent/internal/prompt"
 	"github.com/sapagent/sapagent/internal/store"
@@ -139,8 +140,8 @@ func (a *Activities) BeginTurn(ctx context.Context, in workflows.BeginTurnInput)
 	topic := events.AgentTopic(in.AgentID)
 	// The message is stored: from here on nothing may hold the user's 202 for long. When Redis
 	// does not take the first event the second is not tried (clients catch up from an init).
-	if _, err := a.tryPublish(ctx, topic, events.Event{ID: "msg:" + saved.ID.String(), Type: "message", Fields: map[string]any{"message": saved}}); err == nil {
-		a.publish(ctx, topic, events.Event{ID: in.EventID, Type: "status", Fields: map[string]any{"status": workflows.StatusActive}})
+	if _, err := a.tryPublish(ctx, topic, messageEvent(saved)); err == nil {
+		a.publish(ctx, topic, events.Event{ID: in.EventID, Frame: frames.Status{Status: workflows.StatusActive}})
 	}
 	return tc, nil
 }
@@ -189,7 +190,7 @@ func (a *Activities) loadAgent(ctx context.Context, id uuid.UUID) (store.Agent, 
 
 // PublishEvent publishes one workflow-driven event (approval_needed, tool_rejected, stopped…).
 func (a *Activities) PublishEvent(ctx context.Context, in workflows.EventInput) error {
-	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Type: in.Type, Fields: in.Fields})
+	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Frame: in.Frame})
 	return nil
 }
 
@@ -202,17 +203,13 @@ func (a *Activities) SetStatus(ctx context.Context, in workflows.StatusInput) er
 	if err := a.Store.SetAgentStatus(ctx, agentID, in.Status); err != nil {
 		return err
 	}
-	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Type: "status", Fields: map[string]any{"status": in.Status}})
+	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Frame: frames.Status{Status: in.Status}})
 	return nil
 }
 
 // PublishError tells the conversation's clients that a turn failed.
 func (a *Activities) PublishError(ctx context.Context, in workflows.ErrorInput) error {
-	fields := map[string]any{"error": in.Message}
-	if in.MessageID != "" {
-		fields["message_id"] = in.MessageID
-	}
-	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Type: "error", Fields: fields})
+	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: in.EventID, Frame: frames.Error{Error: in.Message, MessageID: in.MessageID}})
 	return nil
 }
 
@@ -236,11 +233,16 @@ func (a *Activities) tryPublish(ctx context.Context, topic string, ev events.Eve
 	switch {
 	case errors.Is(err, events.ErrTopicDeleted):
 		// A late event of a deleted conversation or workspace: nobody is left to tell.
-		a.Log.Debug("event of a deleted topic dropped", "topic", topic, "type", ev.Type)
+		a.Log.Debug("event of a deleted topic dropped", "topic", topic, "type", ev.Frame.FrameType())
 	case err != nil:
-		a.Log.Warn("event not published", "topic", topic, "type", ev.Type, "error", err)
+		a.Log.Warn("event not published", "topic", topic, "type", ev.Frame.FrameType(), "error", err)
 	}
 	return pos, err
+}
+
+// messageEvent announces a stored transcript message; its ID makes a repeat a no-op.
+func messageEvent(m store.Message) events.Event {
+	return events.Event{ID: "msg:" + m.ID.String(), Frame: frames.Message[store.Message]{Message: m}}
 }
 
 // storeFailure classifies a failed write: a value Postgres refuses fails the same way on every

@@ -178,8 +178,7 @@ func (a *Activities) CompactConversation(ctx context.Context, in workflows.Compa
 	if err != nil {
 		return workflows.CompactResult{}, storeFailure("save summary", err)
 	}
-	a.publish(ctx, events.AgentTopic(in.AgentID), events.Event{ID: "msg:" + saved.ID.String(), Type: "message",
-		Fields: map[string]any{"message": saved}})
+	a.publish(ctx, events.AgentTopic(in.AgentID), messageEvent(saved))
 	res := compactResult(saved)
 	res.ModelCalls = len(chunks)
 	return res, nil

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/workflows"
 )
@@ -58,8 +59,8 @@ func (a *Activities) refuseRemovedRequester(ctx context.Context, agent store.Age
 	msg := "not run: the requester is no longer a member of this workspace (nothing was sent to SAP)"
 	res := workflows.ToolResult{ToolCallID: in.Call.ID, Name: in.Call.Name, Content: msg, IsError: true}
 	book := context.WithoutCancel(ctx)
-	a.publish(book, events.AgentTopic(in.AgentID), events.Event{ID: "tool:" + in.Call.ID + ":error", Type: "tool_error",
-		Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "error": msg}})
+	a.publish(book, events.AgentTopic(in.AgentID), events.Event{ID: "tool:" + in.Call.ID + ":error",
+		Frame: frames.ToolError{ToolCallID: in.Call.ID, Tool: in.Call.Name, Error: msg}})
 	_ = a.bookkeep(book, "action log", func(ctx context.Context) error {
 		return a.Store.LogAction(ctx, store.Action{AgentID: agent.ID, WorkspaceID: agent.WorkspaceID, UserID: in.UserID, DecidedBy: in.DecidedBy,
 			ToolCallID: in.Call.ID, Tool: in.Call.Name, Input: truncate(in.Call.Arguments, maxLoggedInput), OutputSummary: msg, Error: msg})
@@ -86,8 +87,8 @@ func (a *Activities) DropMessages(ctx context.Context, in workflows.DropMessages
 	}
 	topic := events.AgentTopic(in.AgentID)
 	for _, id := range in.MessageIDs {
-		a.publish(ctx, topic, events.Event{ID: "msg:" + id + ":dropped", Type: "error",
-			Fields: map[string]any{"error": "message not answered: " + in.Reason, "message_id": id}})
+		a.publish(ctx, topic, events.Event{ID: "msg:" + id + ":dropped",
+			Frame: frames.Error{Error: "message not answered: " + in.Reason, MessageID: id}})
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
@@ -81,8 +82,8 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 	}
 	if info.Attempt > 1 || try > 1 {
 		// Clients drop the partial text of the failed attempt.
-		a.publish(ctx, topic, events.Event{ID: fmt.Sprintf("msg:%s:retry:%s", msgID, run), Type: "retry",
-			Fields: map[string]any{"message_id": msgID, "attempt": int(info.Attempt) + try - 1}})
+		a.publish(ctx, topic, events.Event{ID: fmt.Sprintf("msg:%s:retry:%s", msgID, run),
+			Frame: frames.Retry{MessageID: msgID.String(), Attempt: int(info.Attempt) + try - 1}})
 	}
 
 	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
@@ -99,9 +100,8 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 
 	deltas := newDeltaPublisher(func(f streamFrame) (events.Cursor, error) {
 		return a.tryPublish(context.WithoutCancel(ctx), topic, events.Event{
-			ID:     fmt.Sprintf("msg:%s:a%s:d%d", msgID, run, f.N),
-			Type:   "stream",
-			Fields: frameFields(msgID.String(), f),
+			ID:    fmt.Sprintf("msg:%s:a%s:d%d", msgID, run, f.N),
+			Frame: f.stream(msgID.String()),
 		})
 	})
 	var text strings.Builder
@@ -183,8 +183,8 @@ func (a *Activities) GenerateReply(ctx context.Context, in workflows.TurnInput) 
 // storedReply announces a stored reply (event IDs make a repeat a no-op) and returns it as the
 // activity's result: the tool calls the transcript holds, with modes decided now.
 func (a *Activities) storedReply(ctx context.Context, topic string, m store.Message, rule tools.Rule) workflows.TurnResult {
-	a.publish(ctx, topic, events.Event{ID: "msg:" + m.ID.String() + ":end", Type: "stream_end", Fields: map[string]any{"message_id": m.ID}})
-	a.publish(ctx, topic, events.Event{ID: "msg:" + m.ID.String(), Type: "message", Fields: map[string]any{"message": m}})
+	a.publish(ctx, topic, events.Event{ID: "msg:" + m.ID.String() + ":end", Frame: frames.StreamEnd{MessageID: m.ID.String()}})
+	a.publish(ctx, topic, messageEvent(m))
 	res := workflows.TurnResult{
 		Stopped: m.Status == "stopped", MessageID: m.ID.String(), Model: m.Model, Chars: len(m.Content),
 		PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens,
@@ -510,12 +510,13 @@ func (p *deltaPublisher) Close() {
 // frameFields are a stream or thinking frame's fields: a delta, or a reset's whole text. n
 // orders them: a publish that timed out may still land after the reset that followed it, and
 // clients ignore frames numbered below the last reset they applied.
-func frameFields(msgID string, f streamFrame) map[string]any {
-	fields := map[string]any{"message_id": msgID, "delta": f.Delta, "n": f.N}
+// stream is the frame's wire form; a reset carries the whole text (even an empty one).
+func (f streamFrame) stream(msgID string) frames.Stream {
+	s := frames.Stream{MessageID: msgID, Delta: f.Delta, N: f.N}
 	if f.Reset {
-		fields["text"] = f.Text
+		s.Text = &f.Text
 	}
-	return fields
+	return s
 }
 
 // maxStoredReasoning bounds the reasoning kept in Postgres; clients get all of it live.
@@ -542,10 +543,9 @@ func (t *thinking) add(s string) {
 		return
 	}
 	if t.deltas == nil {
-		_, _ = t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-start", t.msgID, t.run), Type: "thinking_start", Fields: map[string]any{"message_id": t.msgID}})
+		_, _ = t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-start", t.msgID, t.run), Frame: frames.ThinkingStart{MessageID: t.msgID}})
 		t.deltas = newDeltaPublisher(func(f streamFrame) (events.Cursor, error) {
-			return t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:t%d", t.msgID, t.run, f.N), Type: "thinking",
-				Fields: frameFields(t.msgID, f)})
+			return t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:t%d", t.msgID, t.run, f.N), Frame: frames.Thinking(f.stream(t.msgID))})
 		})
 	}
 	t.size += len(s)
@@ -562,8 +562,7 @@ func (t *thinking) end() {
 	}
 	t.done = true
 	t.deltas.Close()
-	_, _ = t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-end", t.msgID, t.run), Type: "thinking_end",
-		Fields: map[string]any{"message_id": t.msgID, "size": t.size}})
+	_, _ = t.publish(events.Event{ID: fmt.Sprintf("msg:%s:a%s:think-end", t.msgID, t.run), Frame: frames.ThinkingEnd{MessageID: t.msgID, Size: t.size}})
 }
 
 func (t *thinking) stored() string { return t.kept.String() }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/sandbox"
 	"github.com/sapagent/sapagent/internal/tools"
 )
@@ -21,18 +22,18 @@ func (a *Activities) scriptOwner(ctx context.Context, env tools.Env) sandbox.Own
 		return sandbox.Owner{}
 	}
 	topic := events.AgentTopic(e.agent.ID.String())
-	update := func(suffix string, fields map[string]any) {
-		fields["tool_call_id"], fields["tool"] = e.callID, tools.ExecuteCode
+	update := func(suffix string, f frames.ToolUpdate) {
+		f.ToolCallID, f.Tool = e.callID, tools.ExecuteCode
 		// Bounded: a slow event bus must not hold the script's place in line.
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		a.publish(pctx, topic, events.Event{ID: "tool:" + e.callID + ":" + suffix, Type: "tool_update", Fields: fields})
+		a.publish(pctx, topic, events.Event{ID: "tool:" + e.callID + ":" + suffix, Frame: f})
 	}
 	return sandbox.Owner{
 		Org:     a.orgOf(ctx, e.agent.WorkspaceID),
 		User:    e.user,
-		Queued:  func(position int) { update("queued", map[string]any{"status": "queued", "position": position}) },
-		Started: func() { update("started", map[string]any{"status": "running"}) },
+		Queued:  func(position int) { update("queued", frames.ToolUpdate{Status: "queued", Position: position}) },
+		Started: func() { update("started", frames.ToolUpdate{Status: "running"}) },
 	}
 }
 

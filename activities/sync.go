@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/store"
@@ -103,8 +104,8 @@ func (a *Activities) StartSyncRun(ctx context.Context, in workflows.SyncInput) (
 		}
 	}
 	if !st.Existing {
-		a.publish(ctx, events.WorkspaceTopic(in.WorkspaceID), events.Event{ID: "sync_started:" + out.RunID, Type: "sync_started", Fields: map[string]any{
-			"run_id": out.RunID, "connection_id": in.ConnectionID, "mode": out.Mode, "trigger": in.Trigger}})
+		a.publish(ctx, events.WorkspaceTopic(in.WorkspaceID), events.Event{ID: "sync_started:" + out.RunID, Frame: frames.SyncStarted{
+			RunID: out.RunID, ConnectionID: in.ConnectionID, Mode: out.Mode, Trigger: in.Trigger}})
 	}
 	return out, nil
 }
@@ -407,8 +408,8 @@ func (h *phaseReporter) flush(ctx context.Context) {
 			h.a.Log.Warn("sync progress not stored", "error", err)
 		}
 	}
-	h.a.publish(ctx, events.WorkspaceTopic(h.in.WorkspaceID), events.Event{Type: "sync_progress", Fields: map[string]any{
-		"run_id": p.RunID, "connection_id": h.in.ConnectionID, "mode": p.Mode, "phase": p.Phase, "done": p.Done, "total": p.Total}})
+	h.a.publish(ctx, events.WorkspaceTopic(h.in.WorkspaceID), events.Event{Frame: frames.SyncProgress{
+		RunID: p.RunID, ConnectionID: h.in.ConnectionID, Mode: p.Mode, Phase: p.Phase, Done: p.Done, Total: p.Total}})
 }
 
 // EnrichPhase runs one enrichment step (Clean Core, docs, embeddings) over the build
@@ -469,11 +470,8 @@ func (a *Activities) FinishSyncRun(ctx context.Context, in workflows.FinishInput
 		return fmt.Errorf("record sync run: %w", err)
 	}
 	a.prompts.Invalidate(ws.String())
-	fields := map[string]any{"run_id": st.RunID, "connection_id": st.ConnectionID, "mode": st.Mode, "status": run.Status, "counts": counts}
-	if st.Error != "" {
-		fields["error"] = st.Error
-	}
-	a.publish(ctx, events.WorkspaceTopic(in.WorkspaceID), events.Event{ID: "sync_finished:" + st.RunID, Type: "sync_finished", Fields: fields})
+	a.publish(ctx, events.WorkspaceTopic(in.WorkspaceID), events.Event{ID: "sync_finished:" + st.RunID, Frame: syncFinished{
+		RunID: st.RunID, ConnectionID: st.ConnectionID, Mode: st.Mode, Status: run.Status, Counts: &counts, Error: st.Error}})
 	return nil
 }
 
@@ -524,6 +522,9 @@ func isConnectionGone(err error) bool {
 		errors.Is(err, sapindex.ErrNoRun) || errors.Is(err, sapindex.ErrNoConnection)
 }
 
+// syncFinished is the sync_finished frame with the index's counts.
+type syncFinished = frames.SyncFinished[sapindex.Counts]
+
 // RecordSkippedSync records a scheduled sync that found another one running.
 func (a *Activities) RecordSkippedSync(ctx context.Context, in workflows.SyncInput) error {
 	ws, conn, err := syncIDs(in.WorkspaceID, in.ConnectionID)
@@ -541,8 +542,8 @@ func (a *Activities) RecordSkippedSync(ctx context.Context, in workflows.SyncInp
 	if err != nil {
 		return err
 	}
-	a.publish(ctx, events.WorkspaceTopic(in.WorkspaceID), events.Event{ID: "sync_finished:" + runID.String(), Type: "sync_finished", Fields: map[string]any{
-		"run_id": runID.String(), "connection_id": in.ConnectionID, "mode": in.Mode, "status": workflows.SyncSkipped}})
+	a.publish(ctx, events.WorkspaceTopic(in.WorkspaceID), events.Event{ID: "sync_finished:" + runID.String(), Frame: syncFinished{
+		RunID: runID.String(), ConnectionID: in.ConnectionID, Mode: in.Mode, Status: workflows.SyncSkipped}})
 	return nil
 }
 

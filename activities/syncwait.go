@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/workflows"
 )
@@ -62,9 +63,9 @@ func (w *syncWaiter) failed(ctx context.Context, err error) error {
 		w.a.Log.Warn("sync waiting state not stored", "run_id", w.runID, "error", serr)
 		return err
 	}
-	w.a.publish(sctx, events.WorkspaceTopic(w.workspaceID), events.Event{Type: "sync_waiting", Fields: map[string]any{
-		"run_id": w.runID.String(), "connection_id": w.connectionID, "mode": w.mode, "phase": w.phase,
-		"reason": wt.Reason, "attempt": wt.Attempt, "since": wt.Since.Format(time.RFC3339Nano)}})
+	w.a.publish(sctx, events.WorkspaceTopic(w.workspaceID), events.Event{Frame: frames.SyncWaiting{
+		RunID: w.runID.String(), ConnectionID: w.connectionID, Mode: w.mode, Phase: w.phase,
+		Reason: wt.Reason, Attempt: int(wt.Attempt), Since: wt.Since}})
 	if attempt <= waitingSignalAttempts || dueSignal(wt.Since, time.Now(), waitingSignalEvery) {
 		w.signal(sctx, workflows.SyncWaiting{Reason: wt.Reason, Phase: wt.Phase, Attempt: wt.Attempt, Since: wt.Since})
 	}
@@ -91,8 +92,8 @@ func (w *syncWaiter) resumed(ctx context.Context) {
 	if err != nil || !cleared {
 		return
 	}
-	w.a.publish(sctx, events.WorkspaceTopic(w.workspaceID), events.Event{Type: "sync_resumed", Fields: map[string]any{
-		"run_id": w.runID.String(), "connection_id": w.connectionID, "mode": w.mode, "phase": w.phase}})
+	w.a.publish(sctx, events.WorkspaceTopic(w.workspaceID), events.Event{Frame: frames.SyncResumed{
+		RunID: w.runID.String(), ConnectionID: w.connectionID, Mode: w.mode, Phase: w.phase}})
 	w.signal(sctx, workflows.SyncWaiting{Phase: w.phase})
 }
 

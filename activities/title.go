@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -60,7 +61,7 @@ func (a *Activities) GenerateTitle(ctx context.Context, agentID string) (string,
 	if err := a.Store.SetAgentTitle(ctx, id, title); err != nil {
 		return "", err
 	}
-	a.publish(ctx, events.AgentTopic(agentID), events.Event{ID: "title:" + agentID, Type: "title_update", Fields: map[string]any{"title": title}})
+	a.publish(ctx, events.AgentTopic(agentID), events.Event{ID: "title:" + agentID, Frame: frames.TitleUpdate{Title: title}})
 	return title, nil
 }
 

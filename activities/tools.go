@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/workflows"
@@ -56,8 +57,8 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 		return workflows.ToolResult{}, err
 	}
 	topic := events.AgentTopic(in.AgentID)
-	a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":running", Type: "tool_update",
-		Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "running", "arguments": in.Call.Arguments}})
+	a.publish(ctx, topic, events.Event{ID: "tool:" + in.Call.ID + ":running",
+		Frame: frames.ToolUpdate{ToolCallID: in.Call.ID, Tool: in.Call.Name, Status: "running", Arguments: &in.Call.Arguments}})
 
 	start := time.Now()
 	defer heartbeatEvery(ctx, toolHeartbeat)()
@@ -96,15 +97,13 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ToolCallInput
 	}
 	if toolErr != nil {
 		res.IsError, res.Content = true, toolErr.Error()
-		a.publish(book, topic, events.Event{ID: "tool:" + in.Call.ID + ":error", Type: "tool_error",
-			Fields: map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "error": res.Content}})
+		a.publish(book, topic, events.Event{ID: "tool:" + in.Call.ID + ":error",
+			Frame: frames.ToolError{ToolCallID: in.Call.ID, Tool: in.Call.Name, Error: res.Content}})
 	} else {
-		done := map[string]any{"tool_call_id": in.Call.ID, "tool": in.Call.Name, "status": "done", "result": truncate(res.Content, 4096)}
-		if res.Stored {
-			// The result is a preview: clients offer the whole output (GET …/tool-outputs/:id).
-			done["stored"], done["size"] = true, res.Size
-		}
-		a.publish(book, topic, events.Event{ID: "tool:" + in.Call.ID + ":done", Type: "tool_update", Fields: done})
+		result := truncate(res.Content, 4096)
+		// Stored: the result is a preview, clients offer the whole output (GET …/tool-outputs/:id).
+		a.publish(book, topic, events.Event{ID: "tool:" + in.Call.ID + ":done", Frame: frames.ToolUpdate{
+			ToolCallID: in.Call.ID, Tool: in.Call.Name, Status: "done", Result: &result, Stored: res.Stored, Size: res.Size}})
 	}
 	action := store.Action{
 		AgentID: agentID, WorkspaceID: agent.WorkspaceID, UserID: in.UserID, DecidedBy: in.DecidedBy, ToolCallID: in.Call.ID, Tool: in.Call.Name,

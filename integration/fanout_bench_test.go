@@ -26,6 +26,7 @@ import (
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/devstack"
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -102,7 +103,7 @@ func BenchmarkFanOut(b *testing.B) {
 	bare, subscribeBare := bareBroadcast(b, rdb)
 	wsBase := "ws" + strings.TrimPrefix(e.stack.APIURL, "http")
 	auth := http.Header{"Authorization": {"Bearer " + e.token}}
-	payload := map[string]any{"message_id": "m", "delta": strings.Repeat("x", 64)}
+	payload := frames.Stream{MessageID: "m", Delta: strings.Repeat("x", 64), N: 1}
 
 	newAgents := func(n int) []string {
 		ids := make([]string, n)
@@ -127,7 +128,7 @@ func BenchmarkFanOut(b *testing.B) {
 		}
 		start := time.Now()
 		publishAll(ids, count, func(id string) error {
-			_, err := e.stack.Deps.Bus.Publish(ctx, events.AgentTopic(id), events.Event{Type: "stream", Fields: payload})
+			_, err := e.stack.Deps.Bus.Publish(ctx, events.AgentTopic(id), events.Event{Frame: payload})
 			return err
 		})
 		wg.Wait()

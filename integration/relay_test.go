@@ -19,6 +19,7 @@ import (
 
 	"github.com/sapagent/sapagent/api"
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 )
 
 type sseEvent struct {
@@ -256,7 +257,7 @@ func TestSlowClientIsCutOffWithoutDelayingOthers(t *testing.T) {
 	}()
 	start := time.Now()
 	for i := 0; i < n; i++ {
-		_, err := e.stack.Deps.Bus.Publish(ctx, topic, events.Event{Type: "stream", Fields: map[string]any{"message_id": "m", "delta": payload}})
+		_, err := e.stack.Deps.Bus.Publish(ctx, topic, events.Event{Frame: frames.Stream{MessageID: "m", Delta: payload, N: i + 1}})
 		require.NoError(t, err)
 		if i%50 == 49 {
 			time.Sleep(2 * time.Millisecond) // a model streams; it does not burst 12 MB at once
@@ -338,7 +339,7 @@ func TestClientsOfATopicRedisLostAreToldToResynchronise(t *testing.T) {
 	topic := events.AgentTopic(agent.ID)
 	publish := func(count int) {
 		for i := 0; i < count; i++ {
-			_, err := e.stack.Deps.Bus.Publish(ctx, topic, events.Event{Type: "stream", Fields: map[string]any{"message_id": "m", "delta": fmt.Sprint(i)}})
+			_, err := e.stack.Deps.Bus.Publish(ctx, topic, events.Event{Frame: frames.Stream{MessageID: "m", Delta: fmt.Sprint(i), N: i + 1}})
 			require.NoError(t, err)
 		}
 	}
@@ -448,7 +449,7 @@ func TestWorkspaceTopicStreamsWithTheSameResumeSemantics(t *testing.T) {
 	require.Equal(t, "init", init.Type)
 	topic := events.WorkspaceTopic(e.ws)
 	for i := 0; i < 3; i++ {
-		_, err := e.stack.Deps.Bus.Publish(context.Background(), topic, events.Event{Type: "status", Fields: map[string]any{"status": "active"}})
+		_, err := e.stack.Deps.Bus.Publish(context.Background(), topic, events.Event{Frame: frames.Status{Status: "active"}})
 		require.NoError(t, err)
 	}
 	got := ws.until(5*time.Second, func(ev event) bool { return ev.Seq == init.Seq+3 })

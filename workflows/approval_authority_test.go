@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
@@ -55,13 +56,15 @@ func TestMayDecide(t *testing.T) {
 	}
 }
 
-func eventOf(f *loopFakes, typ string) map[string]any {
+// eventOf is the first event of type F the workflow published.
+func eventOf[F frames.Frame](f *loopFakes) (F, bool) {
 	for _, e := range f.published {
-		if e.Type == typ {
-			return e.Fields
+		if ev, ok := e.Frame.(F); ok {
+			return ev, true
 		}
 	}
-	return nil
+	var none F
+	return none, false
 }
 
 func TestAnotherMemberCannotApproveAndTheWriteWaitsForItsRequester(t *testing.T) {
@@ -86,10 +89,11 @@ func TestAnotherMemberCannotApproveAndTheWriteWaitsForItsRequester(t *testing.T)
 	require.NoError(t, alice.err)
 	assert.Equal(t, []string{"w1"}, f.ran)
 	assert.Equal(t, "alice", f.deciders["w1"])
-	approved := eventOf(f, "tool_approved")
-	require.NotNil(t, approved)
-	assert.Equal(t, "alice", approved["decided_by"])
-	assert.Equal(t, "alice", eventOf(f, "approval_needed")["requested_by"])
+	approved, ok := eventOf[frames.ToolApproved](f)
+	require.True(t, ok)
+	assert.Equal(t, "alice", approved.DecidedBy)
+	needed, _ := eventOf[frames.ApprovalNeeded](f)
+	assert.Equal(t, "alice", needed.RequestedBy)
 }
 
 func TestFourEyesWriteIsApprovedBySomeoneElse(t *testing.T) {
@@ -110,10 +114,10 @@ func TestFourEyesWriteIsApprovedBySomeoneElse(t *testing.T) {
 	require.NoError(t, reject.err, "the requester may still reject")
 	assert.Equal(t, []string{"w1"}, f.ran)
 	assert.Equal(t, "bob", f.deciders["w1"])
-	rejected := eventOf(f, "tool_rejected")
-	require.NotNil(t, rejected)
-	assert.Equal(t, "alice", rejected["decided_by"])
-	assert.Equal(t, "w2", rejected["tool_call_id"])
+	rejected, ok := eventOf[frames.ToolRejected](f)
+	require.True(t, ok)
+	assert.Equal(t, "alice", rejected.DecidedBy)
+	assert.Equal(t, "w2", rejected.ToolCallID)
 }
 
 // A write requested under four eyes waits for a second person even with the requester's
@@ -136,7 +140,8 @@ func TestFourEyesAtRequestTimeOutlivesTheWorkspaceSwitchingItOff(t *testing.T) {
 	require.Len(t, st.PendingApprovals, 1, "the read ran, the write waits")
 	assert.Equal(t, "w1", st.PendingApprovals[0].ToolCallID)
 	assert.True(t, st.PendingApprovals[0].FourEyes)
-	assert.Equal(t, true, eventOf(f, "approval_needed")["four_eyes"])
+	needed, _ := eventOf[frames.ApprovalNeeded](f)
+	assert.True(t, needed.FourEyes)
 	require.ErrorContains(t, own.err, "four eyes")
 	require.NoError(t, bob.err)
 	assert.Equal(t, []string{"r1", "w1"}, f.ran)

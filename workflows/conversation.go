@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
@@ -649,8 +650,8 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 		if a.approved {
 			// Runs recorded before versionDecidedBy published nothing for an approval.
 			if workflow.GetVersion(ctx, versionDecidedBy, workflow.DefaultVersion, 1) == 1 {
-				c.publish(ctx, "tool:"+a.ToolCallID+":approved", "tool_approved",
-					map[string]any{"tool_call_id": a.ToolCallID, "tool": a.Tool, "mode": a.Mode, "decided_by": a.decidedBy})
+				c.publish(ctx, "tool:"+a.ToolCallID+":approved",
+					frames.ToolApproved{ToolCallID: a.ToolCallID, Tool: a.Tool, Mode: a.Mode, DecidedBy: a.decidedBy})
 			}
 			continue
 		}
@@ -658,16 +659,12 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 		if a.reason != "" {
 			results[i].Content += ": " + a.reason
 		}
-		fields := map[string]any{"tool_call_id": a.ToolCallID, "tool": a.Tool, "reason": a.reason}
-		if a.decidedBy != "" {
-			fields["decided_by"] = a.decidedBy
-		}
 		pctx := ctx
 		if a.removed {
 			// Her removal also stopped the turn (cancelling ctx); clients still learn why.
 			pctx, _ = workflow.NewDisconnectedContext(ctx)
 		}
-		c.publish(pctx, "tool:"+a.ToolCallID+":rejected", "tool_rejected", fields)
+		c.publish(pctx, "tool:"+a.ToolCallID+":rejected", frames.ToolRejected{ToolCallID: a.ToolCallID, Tool: a.Tool, Reason: a.reason, DecidedBy: a.decidedBy})
 	}
 	approvedBy := map[int]string{} // confirm-before calls that were approved, and by whom
 	for _, a := range c.pending {
@@ -715,17 +712,11 @@ func (c *conversation) awaitApprovals(ctx workflow.Context, msg UserMessage) {
 	workflow.SetCurrentDetails(ctx, c.details())
 	c.setStatus(ctx, msg.ID, StatusWaiting)
 	for _, a := range c.pending {
-		fields := map[string]any{"tool_call_id": a.ToolCallID, "tool": a.Tool, "arguments": a.Arguments, "mode": a.Mode}
-		if a.RequestedBy != "" {
-			fields["requested_by"] = a.RequestedBy
-		}
-		if a.FourEyes {
-			fields["four_eyes"] = true
-		}
+		f := frames.ApprovalNeeded{ToolCallID: a.ToolCallID, Tool: a.Tool, Arguments: a.Arguments, Mode: a.Mode, RequestedBy: a.RequestedBy, FourEyes: a.FourEyes}
 		if a.Result != nil {
-			fields["result"] = a.Result.Content
+			f.Result = &a.Result.Content
 		}
-		c.publish(ctx, "tool:"+a.ToolCallID+":approval", "approval_needed", fields)
+		c.publish(ctx, "tool:"+a.ToolCallID+":approval", f)
 	}
 	done, err := c.await(ctx, c.in.ApprovalTimeout, func() bool { return c.undecided() == 0 })
 	if err == nil && !done {
@@ -791,19 +782,15 @@ func (c *conversation) saveToolResults(ctx workflow.Context, results []ToolResul
 	return nil
 }
 
-func (c *conversation) publish(ctx workflow.Context, eventID, typ string, fields map[string]any) {
-	in := EventInput{AgentID: c.in.AgentID, EventID: eventID, Type: typ, Fields: fields}
-	if err := PublishEvent.RunLocal(infraLocal(ctx, typ), in); err != nil {
-		workflow.GetLogger(ctx).Warn("event not published", "type", typ, "error", err)
+func (c *conversation) publish(ctx workflow.Context, eventID string, f frames.Frame) {
+	in := EventInput{AgentID: c.in.AgentID, EventID: eventID, Frame: f}
+	if err := PublishEvent.RunLocal(infraLocal(ctx, f.FrameType()), in); err != nil {
+		workflow.GetLogger(ctx).Warn("event not published", "type", f.FrameType(), "error", err)
 	}
 }
 
 func (c *conversation) publishStopped(ctx workflow.Context, msgID string) {
-	fields := map[string]any{"message_id": msgID}
-	if c.stopReason != "" {
-		fields["reason"] = c.stopReason
-	}
-	c.publish(ctx, "turn:"+msgID+":stopped", "stopped", fields)
+	c.publish(ctx, "turn:"+msgID+":stopped", frames.Stopped{MessageID: msgID, Reason: c.stopReason})
 }
 
 func (c *conversation) setStatus(ctx workflow.Context, msgID, status string) {

@@ -65,7 +65,7 @@ func (r *recorder) register(env *testsuite.TestWorkflowEnvironment) {
 		return nil
 	})
 	PublishEvent.Register(env, func(ctx context.Context, in EventInput) error {
-		r.note("event:" + in.Type)
+		r.note("event:" + in.Frame.FrameType())
 		return nil
 	})
 	ParkMessage.Register(env, func(ctx context.Context, in ParkInput) error {

@@ -1,6 +1,13 @@
 package workflows
 
-import "time"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sapagent/sapagent/internal/events/frames"
+)
 
 // Names of the conversation workflow's handlers, shared by the API and the workflow.
 const (
@@ -219,8 +226,62 @@ type ToolResultsInput struct {
 type EventInput struct {
 	AgentID string
 	EventID string
+	Frame   frames.Frame
+}
+
+// eventPayload is EventInput as histories hold it: the frame's type and fields side by side
+// (recorded before frames were typed, so the shape stays).
+type eventPayload struct {
+	AgentID string
+	EventID string
 	Type    string
-	Fields  map[string]any
+	Fields  json.RawMessage
+}
+
+func (in EventInput) MarshalJSON() ([]byte, error) {
+	if in.Frame == nil {
+		return nil, errors.New("event input without a frame")
+	}
+	fields, err := json.Marshal(in.Frame)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(eventPayload{AgentID: in.AgentID, EventID: in.EventID, Type: in.Frame.FrameType(), Fields: fields})
+}
+
+func (in *EventInput) UnmarshalJSON(raw []byte) error {
+	var p eventPayload
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	decode, ok := workflowFrames[p.Type]
+	if !ok {
+		return fmt.Errorf("the workflow publishes no %q event", p.Type)
+	}
+	f, err := decode(p.Fields)
+	if err != nil {
+		return fmt.Errorf("%s event: %w", p.Type, err)
+	}
+	*in = EventInput{AgentID: p.AgentID, EventID: p.EventID, Frame: f}
+	return nil
+}
+
+// workflowFrames decode the frames the workflow publishes, by type.
+var workflowFrames = map[string]func(json.RawMessage) (frames.Frame, error){
+	frames.ApprovalNeeded{}.FrameType(): decodeFrame[frames.ApprovalNeeded],
+	frames.ToolApproved{}.FrameType():   decodeFrame[frames.ToolApproved],
+	frames.ToolRejected{}.FrameType():   decodeFrame[frames.ToolRejected],
+	frames.Stopped{}.FrameType():        decodeFrame[frames.Stopped],
+}
+
+func decodeFrame[F frames.Frame](raw json.RawMessage) (frames.Frame, error) {
+	var f F
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // TurnInput asks the model activity for one reply.

@@ -80,7 +80,7 @@ func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
 	})
 	PublishEvent.Register(env, func(_ context.Context, in EventInput) error {
 		f.mu.Lock()
-		f.events = append(f.events, in.Type)
+		f.events = append(f.events, in.Frame.FrameType())
 		f.published = append(f.published, in)
 		f.mu.Unlock()
 		return nil

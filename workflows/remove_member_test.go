@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
@@ -127,13 +128,13 @@ func TestRemovedRequestersPendingWriteIsRejectedAndHerTurnStops(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, RemoveMemberResult{Rejected: 1, Stopped: true}, res)
 	assert.Equal(t, []string{"r1"}, f.ran, "the read ran before; the write never")
-	rejected := eventOf(f, "tool_rejected")
-	require.NotNil(t, rejected)
-	assert.Equal(t, "w1", rejected["tool_call_id"])
-	assert.Equal(t, RemovedRequesterReason, rejected["reason"])
-	stopped := eventOf(f, "stopped")
-	require.NotNil(t, stopped)
-	assert.Equal(t, RemovedSenderReason, stopped["reason"])
+	rejected, ok := eventOf[frames.ToolRejected](f)
+	require.True(t, ok)
+	assert.Equal(t, "w1", rejected.ToolCallID)
+	assert.Equal(t, RemovedRequesterReason, rejected.Reason)
+	stopped, ok := eventOf[frames.Stopped](f)
+	require.True(t, ok)
+	assert.Equal(t, RemovedSenderReason, stopped.Reason)
 	assert.Equal(t, 1, f.stepCalls, "no further model step for her")
 	require.Len(t, f.results, 1)
 	assert.Equal(t, RejectedResult+": "+RemovedRequesterReason, f.results[0][0].Content)

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/sapagent/sapagent/internal/events/frames"
 )
 
 // Options bound what a topic keeps.
@@ -66,12 +68,42 @@ var ErrTopicDeleted = errors.New("events: the topic was deleted")
 // AgentTopic names the topic of one conversation.
 func AgentTopic(agentID string) string { return "agent:" + agentID }
 
-// Event is what producers hand to Publish. Fields are flattened into the wire object next to
-// "seq", "type" and "id" (docs/events.md).
+// Event is what producers hand to Publish: a frame of the protocol (package frames) and the
+// producer's ID for it. The wire object is the frame's fields after "seq", "epoch", "type",
+// "id" and "ts" (docs/events.md).
 type Event struct {
-	ID     string         // stable across retries of the same logical event; dedup key
-	Type   string         // protocol type: status, stream, message, ...
-	Fields map[string]any // type-specific payload
+	ID    string // stable across retries of the same logical event; dedup key
+	Frame frames.Frame
+}
+
+// encode writes the event as the script expects it: an object without seq and epoch.
+func (ev Event) encode(now time.Time) ([]byte, error) {
+	if ev.Frame == nil || ev.Frame.FrameType() == "" {
+		return nil, errors.New("events: event without type")
+	}
+	fields, err := json.Marshal(ev.Frame)
+	if err != nil {
+		return nil, fmt.Errorf("events: encode %s: %w", ev.Frame.FrameType(), err)
+	}
+	if len(fields) < 2 || fields[0] != '{' {
+		return nil, fmt.Errorf("events: a %s frame is not a JSON object", ev.Frame.FrameType())
+	}
+	head, err := json.Marshal(struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		TS   string `json:"ts"`
+	}{ev.Frame.FrameType(), ev.ID, now.UTC().Format(time.RFC3339Nano)})
+	if err != nil {
+		return nil, err
+	}
+	if string(fields) == "{}" {
+		return head, nil
+	}
+	// {"type":…,"id":…,"ts":…} + {fields} → {"type":…,"id":…,"ts":…,fields}
+	out := make([]byte, 0, len(head)+len(fields))
+	out = append(out, head[:len(head)-1]...)
+	out = append(out, ',')
+	return append(out, fields[1:]...), nil
 }
 
 //go:embed publish.lua
@@ -97,19 +129,9 @@ func newEpoch() string { return strconv.FormatUint(rand.Uint64(), 36) }
 // position. Publishing an event ID seen within DedupTTL (in the same epoch) returns the
 // original position and adds nothing.
 func (b *Bus) Publish(ctx context.Context, topic string, ev Event) (Cursor, error) {
-	if ev.Type == "" {
-		return Cursor{}, errors.New("events: event without type")
-	}
-	body := make(map[string]any, len(ev.Fields)+3)
-	for k, v := range ev.Fields {
-		body[k] = v
-	}
-	body["type"] = ev.Type
-	body["id"] = ev.ID
-	body["ts"] = time.Now().UTC().Format(time.RFC3339Nano)
-	raw, err := json.Marshal(body)
+	raw, err := ev.encode(time.Now())
 	if err != nil {
-		return Cursor{}, fmt.Errorf("events: encode %s: %w", ev.Type, err)
+		return Cursor{}, err
 	}
 	k := b.keys(topic)
 	dedupKey := ""
@@ -119,7 +141,7 @@ func (b *Bus) Publish(ctx context.Context, topic string, ev Event) (Cursor, erro
 	res, err := b.pipe.run(ctx, []string{k.seq, k.epoch, k.log, dedupKey, k.deleted},
 		k.channel, string(raw), b.opts.LogMaxLen, int64(b.opts.LogTTL/time.Second), int64(b.opts.DedupTTL/time.Second), newEpoch(), b.counterTTL())
 	if err != nil {
-		return Cursor{}, fmt.Errorf("events: publish %s: %w", ev.Type, scriptError(err))
+		return Cursor{}, fmt.Errorf("events: publish %s: %w", ev.Frame.FrameType(), scriptError(err))
 	}
 	return res, nil
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sapagent/sapagent/internal/events/frames"
 )
 
 // newBus talks to the real Redis under a random prefix, so runs never collide.
@@ -49,11 +51,11 @@ func TestPublishNumbersEventsAndIgnoresRepublishedIDs(t *testing.T) {
 	require.NoError(t, err)
 	defer hub.Unsubscribe(sub)
 
-	s1, err := bus.Publish(ctx, topic, Event{ID: "e1", Type: "status", Fields: map[string]any{"status": "active"}})
+	s1, err := bus.Publish(ctx, topic, Event{ID: "e1", Frame: frames.Status{Status: "active"}})
 	require.NoError(t, err)
-	s2, err := bus.Publish(ctx, topic, Event{ID: "e2", Type: "stream", Fields: map[string]any{"delta": "Hel"}})
+	s2, err := bus.Publish(ctx, topic, Event{ID: "e2", Frame: frames.Stream{MessageID: "m", Delta: "Hel", N: 1}})
 	require.NoError(t, err)
-	again, err := bus.Publish(ctx, topic, Event{ID: "e1", Type: "status", Fields: map[string]any{"status": "active"}})
+	again, err := bus.Publish(ctx, topic, Event{ID: "e1", Frame: frames.Status{Status: "active"}})
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 2, 1}, []int64{s1.Seq, s2.Seq, again.Seq}, "a retried publish keeps its first seq")
 	require.NotEmpty(t, s1.Epoch)
@@ -98,7 +100,7 @@ func TestSinceReportsATrimmedLog(t *testing.T) {
 	var pos Cursor
 	for i := 0; i < 300; i++ {
 		var err error
-		pos, err = bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "x"}})
+		pos, err = bus.Publish(ctx, topic, Event{Frame: frames.Stream{MessageID: "m", Delta: "x", N: 1}})
 		require.NoError(t, err)
 	}
 	at := func(seq int64) Cursor { return Cursor{Epoch: pos.Epoch, Seq: seq} }
@@ -182,7 +184,7 @@ func TestANewEpochStartsWhenRedisLosesTheTopic(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, first, again)
 	for i := 0; i < 3; i++ {
-		pos, err := bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "x"}})
+		pos, err := bus.Publish(ctx, topic, Event{Frame: frames.Stream{MessageID: "m", Delta: "x", N: 1}})
 		require.NoError(t, err)
 		assert.Equal(t, Cursor{Epoch: first.Epoch, Seq: int64(i + 1)}, pos, "publishing continues the epoch the API handed out")
 	}
@@ -192,7 +194,7 @@ func TestANewEpochStartsWhenRedisLosesTheTopic(t *testing.T) {
 
 	loseTopic(t, bus, topic)
 	for i := 0; i < 5; i++ {
-		_, err := bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "y"}})
+		_, err := bus.Publish(ctx, topic, Event{Frame: frames.Stream{MessageID: "m", Delta: "y", N: 1}})
 		require.NoError(t, err)
 	}
 	head, err := bus.Head(ctx, topic)
@@ -228,7 +230,7 @@ func TestPartlyLostTopicsStartAConsistentEpoch(t *testing.T) {
 	bus := newBus(t, Options{})
 	topic := AgentTopic("a5")
 	publish := func(id string) Cursor {
-		pos, err := bus.Publish(ctx, topic, Event{ID: id, Type: "status", Fields: map[string]any{"status": "active"}})
+		pos, err := bus.Publish(ctx, topic, Event{ID: id, Frame: frames.Status{Status: "active"}})
 		require.NoError(t, err)
 		return pos
 	}
@@ -269,10 +271,10 @@ func TestTopicsFromBeforeEpochsContinueTheirNumbering(t *testing.T) {
 	require.NoError(t, bus.rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.log, ID: "7-0", Values: []string{"e", `{"seq":7,"type":"status","id":"old","status":"idle"}`}}).Err())
 	require.NoError(t, bus.rdb.Set(ctx, k.dedupPrefix+"old", "7", time.Minute).Err())
 
-	pos, err := bus.Publish(ctx, topic, Event{ID: "old", Type: "status", Fields: map[string]any{"status": "idle"}})
+	pos, err := bus.Publish(ctx, topic, Event{ID: "old", Frame: frames.Status{Status: "idle"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), pos.Seq, "the retry of an event logged before epochs is recognised")
-	pos, err = bus.Publish(ctx, topic, Event{ID: "new", Type: "status", Fields: map[string]any{"status": "active"}})
+	pos, err = bus.Publish(ctx, topic, Event{ID: "new", Frame: frames.Status{Status: "active"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(8), pos.Seq)
 	require.NotEmpty(t, pos.Epoch)
@@ -307,7 +309,7 @@ func TestConcurrentPublishesShareRoundTripsWithoutLosingSeqs(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				pos, err := bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "x"}})
+				pos, err := bus.Publish(ctx, topic, Event{Frame: frames.Stream{MessageID: "m", Delta: "x", N: 1}})
 				assert.NoError(t, err)
 				seqs <- pos.Seq
 			}
@@ -333,10 +335,10 @@ func TestConcurrentPublishesShareRoundTripsWithoutLosingSeqs(t *testing.T) {
 
 func TestPublishAfterCloseFails(t *testing.T) {
 	bus := newBus(t, Options{})
-	_, err := bus.Publish(context.Background(), AgentTopic("x"), Event{Type: "status"})
+	_, err := bus.Publish(context.Background(), AgentTopic("x"), Event{Frame: frames.Status{Status: "idle"}})
 	require.NoError(t, err)
 	bus.Close()
-	_, err = bus.Publish(context.Background(), AgentTopic("x"), Event{Type: "status"})
+	_, err = bus.Publish(context.Background(), AgentTopic("x"), Event{Frame: frames.Status{Status: "idle"}})
 	require.Error(t, err)
 }
 
@@ -353,7 +355,7 @@ func TestListenerOverflowsAtItsLimit(t *testing.T) {
 	fast, err := hub.Subscribe(ctx, topic, 100)
 	require.NoError(t, err)
 	for i := 0; i < 5; i++ {
-		_, err := bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "x"}})
+		_, err := bus.Publish(ctx, topic, Event{Frame: frames.Stream{MessageID: "m", Delta: "x", N: 1}})
 		require.NoError(t, err)
 	}
 	select {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sapagent/sapagent/internal/events/frames"
 )
 
 func TestDeleteTopicRemovesEveryKeyOfTheTopicOnly(t *testing.T) {
@@ -15,7 +17,7 @@ func TestDeleteTopicRemovesEveryKeyOfTheTopicOnly(t *testing.T) {
 	gone, kept := AgentTopic("a1"), AgentTopic("a10")
 	for _, topic := range []string{gone, kept} {
 		for _, id := range []string{"e1", "e2", "e3"} {
-			_, err := bus.Publish(ctx, topic, Event{ID: id, Type: "message", Fields: map[string]any{"content": "secret figures"}})
+			_, err := bus.Publish(ctx, topic, Event{ID: id, Frame: frames.TitleUpdate{Title: "secret figures"}})
 			require.NoError(t, err)
 		}
 	}
@@ -40,13 +42,13 @@ func TestPublishAfterDeleteTopicIsRefusedAndLeavesNoKeys(t *testing.T) {
 	ctx := context.Background()
 	bus := newBus(t, Options{})
 	topic := AgentTopic("late")
-	_, err := bus.Publish(ctx, topic, Event{ID: "e1", Type: "message", Fields: map[string]any{"content": "secret figures"}})
+	_, err := bus.Publish(ctx, topic, Event{ID: "e1", Frame: frames.TitleUpdate{Title: "secret figures"}})
 	require.NoError(t, err)
 	require.NoError(t, bus.DeleteTopic(ctx, topic))
 
-	_, err = bus.Publish(ctx, topic, Event{ID: "e2", Type: "stream", Fields: map[string]any{"delta": "late secret"}})
+	_, err = bus.Publish(ctx, topic, Event{ID: "e2", Frame: frames.Stream{MessageID: "m", Delta: "late secret", N: 1}})
 	assert.ErrorIs(t, err, ErrTopicDeleted)
-	_, err = bus.Publish(ctx, topic, Event{Type: "status", Fields: map[string]any{"status": "idle"}})
+	_, err = bus.Publish(ctx, topic, Event{Frame: frames.Status{Status: "idle"}})
 	assert.ErrorIs(t, err, ErrTopicDeleted)
 	_, err = bus.Head(ctx, topic)
 	assert.ErrorIs(t, err, ErrTopicDeleted, "a socket's head read recreates nothing either")
@@ -66,9 +68,9 @@ func TestEveryKeyOfATopicExpires(t *testing.T) {
 	ctx := context.Background()
 	bus := newBus(t, Options{LogTTL: time.Hour, CounterTTL: 48 * time.Hour})
 	topic := AgentTopic("forgotten")
-	first, err := bus.Publish(ctx, topic, Event{ID: "e1", Type: "status", Fields: map[string]any{"status": "active"}})
+	first, err := bus.Publish(ctx, topic, Event{ID: "e1", Frame: frames.Status{Status: "active"}})
 	require.NoError(t, err)
-	_, err = bus.Publish(ctx, topic, Event{Type: "stream", Fields: map[string]any{"delta": "x"}})
+	_, err = bus.Publish(ctx, topic, Event{Frame: frames.Stream{MessageID: "m", Delta: "x", N: 1}})
 	require.NoError(t, err)
 	head, err := bus.Head(ctx, AgentTopic("only-read"))
 	require.NoError(t, err)
@@ -91,7 +93,7 @@ func TestEveryKeyOfATopicExpires(t *testing.T) {
 	// Once the counter and epoch expired, numbering starts in a new epoch: an old cursor is
 	// never mistaken for the new numbering.
 	require.NoError(t, bus.rdb.Del(ctx, bus.keys(topic).seq, bus.keys(topic).epoch).Err())
-	next, err := bus.Publish(ctx, topic, Event{ID: "e3", Type: "status", Fields: map[string]any{"status": "idle"}})
+	next, err := bus.Publish(ctx, topic, Event{ID: "e3", Frame: frames.Status{Status: "idle"}})
 	require.NoError(t, err)
 	assert.NotEqual(t, first.Epoch, next.Epoch)
 	assert.Equal(t, int64(1), next.Seq)

@@ -9,6 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sapagent/sapagent/internal/events/frames"
 )
 
 // A Redis that accepts connections and never answers holds a publisher no longer than its ctx
@@ -34,7 +36,7 @@ func TestPublishReturnsAtTheCallersDeadlineWhenRedisHangs(t *testing.T) {
 	for i := 0; i < 3; i++ { // the first goes out at once, the others queue behind it
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		start := time.Now()
-		_, err := bus.Publish(ctx, AgentTopic("a"), Event{ID: "e", Type: "status", Fields: map[string]any{"status": "active"}})
+		_, err := bus.Publish(ctx, AgentTopic("a"), Event{ID: "e", Frame: frames.Status{Status: "active"}})
 		cancel()
 		assert.Error(t, err)
 		assert.Less(t, time.Since(start), time.Second, "publish %d waited past its deadline", i)
