@@ -3,7 +3,7 @@ GO ?= go
 NPM ?= npm
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: dev test test-go test-web build lint bench services fuzz web web-deps node sapsim oracle-public
+.PHONY: dev test test-go test-web build generate lint bench services fuzz web web-deps node sapsim oracle-public
 
 # What the page is built from: rebuilding when none of it changed is skipped.
 WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/package.json \
@@ -63,6 +63,11 @@ test-web: services web
 
 build:
 	$(GO) build -o bin/ ./cmd/...
+
+# Files generated from Go types (the event protocol's schema and the page's event types); a
+# test fails when they are stale, so commit what this writes.
+generate:
+	$(GO) generate ./...
 
 lint:
 	$(GO) vet ./...

@@ -5,30 +5,30 @@ import { getToken } from '../auth/token'
 
 export type StreamState = 'connecting' | 'open' | 'reconnecting' | 'closed'
 
-export interface StreamFrame {
+/** What the stream itself reads of a frame (the frame types: chat/events.gen.ts). */
+export interface Positioned {
   type: string
   seq?: number
   epoch?: string
-  [k: string]: unknown
 }
 
-export interface StreamOptions {
+export interface StreamOptions<F extends Positioned> {
   path: string // e.g. /api/agents/<id>/ws
-  onFrame: (f: StreamFrame) => void
+  onFrame: (f: F) => void
   onState?: (s: StreamState, detail?: string) => void
 }
 
 const backoff = [250, 500, 1000, 2000, 4000, 8000]
 
-export class EventStream {
+export class EventStream<F extends Positioned> {
   private ws: WebSocket | null = null
   private cursor: string | null = null
   private attempts = 0
   private timer: number | undefined
   private stopped = false
-  private readonly opts: StreamOptions
+  private readonly opts: StreamOptions<F>
 
-  constructor(opts: StreamOptions) {
+  constructor(opts: StreamOptions<F>) {
     this.opts = opts
     this.connect()
   }
@@ -69,9 +69,10 @@ export class EventStream {
       this.opts.onState?.('open')
     }
     ws.onmessage = (m) => {
-      let f: StreamFrame
+      let f: F
       try {
-        f = JSON.parse(m.data as string)
+        // The server's frames match schemas/events.schema.json (its tests check every one).
+        f = JSON.parse(m.data as string) as F
       } catch {
         return
       }

@@ -3,7 +3,14 @@
 // reconnect that replays a backlog, a 4009 resync to a fresh init, a new epoch mid-reply), and
 // folded by the reducer; the result must be the stored transcript, whatever the delivery.
 import { describe, expect, it } from 'vitest'
-import { chatReducer, initialState, toolResultsByCall, toolView, type ChatMessage, type ChatState, type PendingApproval, type ServerEvent } from './reducer'
+import type { AgentFrame } from './events.gen'
+import { chatReducer, initialState, toolResultsByCall, toolView, type ChatMessage, type ChatState, type Part, type PendingApproval } from './reducer'
+
+/** A frame as the tests write it: the fields a case is about (the reducer reads no others). */
+type ServerEvent = { type: string; seq?: number; epoch?: string; [k: string]: unknown }
+
+/** Hands a test's frame to the reducer as the wire type it stands for. */
+const wire = (e: ServerEvent) => e as unknown as AgentFrame
 
 function rng(seed: number) {
   let a = seed >>> 0
@@ -130,10 +137,10 @@ function generate(r: Rng): Conversation {
       emit({ type: 'stream_end', message_id: aid })
       const last = s === steps - 1
       const calls = last ? [] : Array.from({ length: r.int(1, 2) }, (_, k) => ({ id: id('call'), name: k % 2 ? 'save_note' : 'sap_read_table', arguments: JSON.stringify({ table: 'T00' + k }) }))
-      const parts = [
-        ...(reasoning ? [{ type: 'reasoning', text: reasoning, size: reasoning.length }] : []),
+      const parts: Part[] = [
+        ...(reasoning ? [{ type: 'reasoning' as const, text: reasoning, size: reasoning.length }] : []),
         { type: 'text', text },
-        ...calls.map((c) => ({ type: 'tool_call', ...c })),
+        ...calls.map((c) => ({ type: 'tool_call' as const, ...c })),
       ]
       store({ id: aid, role: 'assistant', content: text, status: 'complete', model: 'offline:demo', parts })
       if (t === 0 && s === 0) {
@@ -145,7 +152,7 @@ function generate(r: Rng): Conversation {
         let result = `rows of ${c.arguments}`
         let rejected = false
         if (ask) {
-          approvals = [...approvals, { tool_call_id: c.id, tool: c.name, arguments: c.arguments, mode: 'confirm_before_execution', result: null, requested_by: 'alice' }]
+          approvals = [...approvals, { tool_call_id: c.id, tool: c.name, arguments: c.arguments, mode: 'confirm_before_execution', requested_by: 'alice' }]
           emit({ type: 'approval_needed', tool_call_id: c.id, tool: c.name, arguments: c.arguments, mode: 'confirm_before_execution', requested_by: 'alice' })
           setStatus('waiting')
           approvals = approvals.filter((a) => a.tool_call_id !== c.id)
@@ -232,7 +239,7 @@ function initAt(conv: Conversation, wire: ServerEvent[], i: number): ServerEvent
 
 /** Applies one frame and checks the streaming text at each `stream_end`: no gap, no duplicate. */
 function apply(state: ChatState, f: ServerEvent, conv: Conversation): ChatState {
-  const next = chatReducer(state, f)
+  const next = chatReducer(state, wire(f))
   if (f.type === 'stream_end') {
     const p = next.partials.find((x) => x.message_id === f.message_id)
     const final = conv.transcript.find((m) => m.id === f.message_id)
@@ -332,12 +339,12 @@ describe('chat reducer: same state as the transcript', () => {
 })
 
 describe('chat reducer: specific sequences', () => {
-  const user: ChatMessage = { id: 'u1', seq: 1, role: 'user', content: 'Hi', status: 'complete', parts: [], created_at: '' }
-  const reply: ChatMessage = { id: 'a1', seq: 2, role: 'assistant', content: 'Hello world', status: 'complete', parts: [], created_at: '' }
-  const ev = (seq: number, e: { type: string; [k: string]: unknown }): ServerEvent => ({ ...e, seq, epoch: 'e1' })
+  const user: ChatMessage = { id: 'u1', agent_id: 'agent-1', seq: 1, role: 'user', content: 'Hi', status: 'complete', parts: [], created_at: '' }
+  const reply: ChatMessage = { id: 'a1', agent_id: 'agent-1', seq: 2, role: 'assistant', content: 'Hello world', status: 'complete', parts: [], created_at: '' }
+  const ev = (seq: number, e: { type: string; [k: string]: unknown }) => wire({ ...e, seq, epoch: 'e1' })
 
   it('streams, drops text on retry, ignores replays and ends with the message', () => {
-    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'idle', messages: [], pending_approvals: [], partial: [] })
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 0, epoch: 'e1', status: 'idle', messages: [], pending_approvals: [], partial: [] }))
     s = chatReducer(s, { type: 'local/send', outgoing: { client_message_id: 'u1', content: 'Hi', attachments: [] } })
     expect(s.outgoing.map((o) => o.state)).toEqual(['sending'])
     s = chatReducer(s, ev(1, { type: 'message', message: user }))
@@ -357,67 +364,67 @@ describe('chat reducer: specific sequences', () => {
   })
 
   it('an incomplete partial from init continues with the following deltas', () => {
-    let s = chatReducer(initialState, { type: 'init', seq: 40, epoch: 'e2', status: 'active', messages: [user], pending_approvals: [],
-      partial: [{ message_id: 'a1', text: 'lo', incomplete: true }] })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: ' world', seq: 41, epoch: 'e2' })
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 40, epoch: 'e2', status: 'active', messages: [user], pending_approvals: [],
+      partial: [{ message_id: 'a1', text: 'lo', incomplete: true }] }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: ' world', seq: 41, epoch: 'e2' }))
     expect(s.partials[0]).toMatchObject({ text: 'lo world', incomplete: true })
-    s = chatReducer(s, { type: 'message', message: reply, seq: 42, epoch: 'e2' })
+    s = chatReducer(s, wire({ type: 'message', message: reply, seq: 42, epoch: 'e2' }))
     expect(s.messages[1].content).toBe('Hello world')
   })
 
   it('a reset frame replaces the partial text with the whole text so far', () => {
     // Redis lost its data mid-reply: this client synchronised in the new epoch, got one delta,
     // then the publisher's reset with everything streamed so far.
-    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e2', status: 'active', messages: [user], pending_approvals: [], partial: [] })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'wor', seq: 1, epoch: 'e2' })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: '', text: 'Hello wor', seq: 2, epoch: 'e2' })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'ld', seq: 3, epoch: 'e2' })
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 0, epoch: 'e2', status: 'active', messages: [user], pending_approvals: [], partial: [] }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: 'wor', seq: 1, epoch: 'e2' }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: '', text: 'Hello wor', seq: 2, epoch: 'e2' }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: 'ld', seq: 3, epoch: 'e2' }))
     expect(s.partials[0]).toMatchObject({ text: 'Hello world', incomplete: false })
     // An incomplete partial from init becomes whole with a reset too.
-    s = chatReducer(initialState, { type: 'init', seq: 40, epoch: 'e2', status: 'active', messages: [user], pending_approvals: [],
-      partial: [{ message_id: 'a1', text: 'lo', incomplete: true }] })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: '', text: 'Hello', seq: 41, epoch: 'e2' })
+    s = chatReducer(initialState, wire({ type: 'init', seq: 40, epoch: 'e2', status: 'active', messages: [user], pending_approvals: [],
+      partial: [{ message_id: 'a1', text: 'lo', incomplete: true }] }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: '', text: 'Hello', seq: 41, epoch: 'e2' }))
     expect(s.partials[0]).toMatchObject({ text: 'Hello', incomplete: false })
   })
 
   it('a frame numbered below the last reset is a late copy and is ignored', () => {
     // Frame 3 timed out in a hung Redis and landed after the reset (4) that followed it.
-    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'Hel', n: 1, seq: 1, epoch: 'e1' })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: '', text: 'Hello wor', n: 4, seq: 2, epoch: 'e1' })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'lo wor', n: 3, seq: 3, epoch: 'e1' })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'ld', n: 5, seq: 4, epoch: 'e1' })
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: 'Hel', n: 1, seq: 1, epoch: 'e1' }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: '', text: 'Hello wor', n: 4, seq: 2, epoch: 'e1' }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: 'lo wor', n: 3, seq: 3, epoch: 'e1' }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: 'ld', n: 5, seq: 4, epoch: 'e1' }))
     expect(s.partials[0]).toMatchObject({ text: 'Hello world' })
     // An init's partial says which reset its text starts from.
-    s = chatReducer(initialState, { type: 'init', seq: 2, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [],
-      partial: [{ message_id: 'a1', text: 'Hello wor', reset: 4 }] })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'lo wor', n: 3, seq: 3, epoch: 'e1' })
-    s = chatReducer(s, { type: 'stream', message_id: 'a1', delta: 'ld', n: 5, seq: 4, epoch: 'e1' })
+    s = chatReducer(initialState, wire({ type: 'init', seq: 2, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [],
+      partial: [{ message_id: 'a1', text: 'Hello wor', reset: 4 }] }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: 'lo wor', n: 3, seq: 3, epoch: 'e1' }))
+    s = chatReducer(s, wire({ type: 'stream', message_id: 'a1', delta: 'ld', n: 5, seq: 4, epoch: 'e1' }))
     expect(s.partials[0]).toMatchObject({ text: 'Hello world' })
   })
 
   it('a resync init keeps older loaded messages and does not duplicate the ones it holds', () => {
     const older = Array.from({ length: 5 }, (_, k): ChatMessage => ({ ...user, id: `m${k}`, seq: k + 1 }))
-    let s = chatReducer(initialState, { type: 'init', seq: 10, epoch: 'e1', status: 'idle', messages: older, pending_approvals: [], partial: [] })
-    s = chatReducer(s, { type: 'init', seq: 3, epoch: 'e9', status: 'idle', messages: older.slice(2), pending_approvals: [], partial: [] })
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 10, epoch: 'e1', status: 'idle', messages: older, pending_approvals: [], partial: [] }))
+    s = chatReducer(s, wire({ type: 'init', seq: 3, epoch: 'e9', status: 'idle', messages: older.slice(2), pending_approvals: [], partial: [] }))
     expect(s.messages.map((m) => m.id)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4'])
     expect(s.epoch).toBe('e9')
     // Events of the new epoch apply from its seq on, even where seqs are lower than before.
-    s = chatReducer(s, { type: 'title_update', title: 'New', seq: 4, epoch: 'e9' })
+    s = chatReducer(s, wire({ type: 'title_update', title: 'New', seq: 4, epoch: 'e9' }))
     expect(s.title).toBe('New')
   })
 
   it('earlier messages load in front, once', () => {
     const ms = Array.from({ length: 6 }, (_, k): ChatMessage => ({ ...user, id: `m${k}`, seq: k + 1 }))
-    let s = chatReducer(initialState, { type: 'init', seq: 1, epoch: 'e1', status: 'idle', messages: ms.slice(3), pending_approvals: [], partial: [] })
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 1, epoch: 'e1', status: 'idle', messages: ms.slice(3), pending_approvals: [], partial: [] }))
     s = chatReducer(s, { type: 'local/older', messages: ms.slice(0, 5) })
     s = chatReducer(s, { type: 'local/older', messages: ms.slice(1, 3) })
     expect(s.messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6])
   })
 
   it('a live result that previews a stored output offers the full output before any reload', () => {
-    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
-    const call = { type: 'tool_call', id: 'c1', name: 'list_notes', arguments: '{}' }
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] }))
+    const call: Part = { type: 'tool_call', id: 'c1', name: 'list_notes', arguments: '{}' }
     s = chatReducer(s, ev(1, { type: 'tool_update', tool_call_id: 'c1', tool: 'list_notes', status: 'done', result: 'x'.repeat(2048) + '\n[output truncated: 19891 bytes in total]' }))
     expect(toolView(call, new Map(), s.tools.c1)).toMatchObject({ status: 'done', stored: true, size: 19891 })
     s = chatReducer(s, ev(2, { type: 'tool_update', tool_call_id: 'c2', tool: 'list_notes', status: 'done', result: '{"notes":[]}' }))
@@ -428,8 +435,8 @@ describe('chat reducer: specific sequences', () => {
   })
 
   it('a script waiting for a sandbox shows queued with its place, then running; an unknown status shows running', () => {
-    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
-    const call = { type: 'tool_call', id: 'c1', name: 'execute_code', arguments: '{}' }
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] }))
+    const call: Part = { type: 'tool_call', id: 'c1', name: 'execute_code', arguments: '{}' }
     s = chatReducer(s, ev(1, { type: 'tool_update', tool_call_id: 'c1', tool: 'execute_code', status: 'running', arguments: '{}' }))
     s = chatReducer(s, ev(2, { type: 'tool_update', tool_call_id: 'c1', tool: 'execute_code', status: 'queued', position: 3 }))
     expect(toolView(call, new Map(), s.tools.c1)).toMatchObject({ status: 'queued', position: 3, arguments: '{}' })
@@ -440,7 +447,7 @@ describe('chat reducer: specific sequences', () => {
   })
 
   it('approvals leave when decided; a queued message stays until stored', () => {
-    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] }))
     s = chatReducer(s, ev(1, { type: 'approval_needed', tool_call_id: 'c1', tool: 'save_note', arguments: '{}', mode: 'confirm_before_execution', requested_by: 'bob' }))
     expect(s.approvals.map((a) => a.requested_by)).toEqual(['bob'])
     expect(s.tools.c1.status).toBe('awaiting_approval')
@@ -454,8 +461,16 @@ describe('chat reducer: specific sequences', () => {
     expect(s.outgoing[0]).toMatchObject({ state: 'failed', error: 'queue is full' })
   })
 
+  it('a live confirm_after_execution approval carries the result to review, as init does', () => {
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] }))
+    s = chatReducer(s, ev(1, { type: 'approval_needed', tool_call_id: 'c1', tool: 'sap_write', arguments: '{}', mode: 'confirm_after_execution', result: 'written 3 rows' }))
+    expect(s.approvals[0].result?.content).toBe('written 3 rows')
+    s = chatReducer(s, ev(2, { type: 'approval_needed', tool_call_id: 'c2', tool: 'save_note', arguments: '{}', mode: 'confirm_before_execution' }))
+    expect(s.approvals[1].result).toBeUndefined()
+  })
+
   it('a queued message dropped because its sender was removed stops showing as queued; the streaming turn goes on', () => {
-    let s = chatReducer(initialState, { type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] })
+    let s = chatReducer(initialState, wire({ type: 'init', seq: 0, epoch: 'e1', status: 'active', messages: [user], pending_approvals: [], partial: [] }))
     s = chatReducer(s, { type: 'local/send', outgoing: { client_message_id: 'u2', content: 'next', attachments: [] } })
     s = chatReducer(s, { type: 'local/sent', client_message_id: 'u2', queued: 1 })
     s = chatReducer(s, ev(1, { type: 'stream', message_id: 'a1', delta: 'Hello' }))

@@ -2,41 +2,12 @@
 // actions (socket state, messages the user sent that the server has not stored yet). Pure: the
 // same events give the same state, whatever the order of reconnects, resyncs and duplicates.
 import type { StreamState } from '../api/stream'
+import type { Agent, AgentFrame, AgentInitFrame, AckFrame, CommandErrorFrame, Message, Part, PendingApproval } from './events.gen'
 
-export interface Part {
-  type: string
-  text?: string
-  size?: number
-  id?: string
-  name?: string
-  arguments?: string
-  tool_call_id?: string
-  content?: string
-  is_error?: boolean
-  stored?: boolean
-  rejected?: boolean
-  file_id?: string
-  content_type?: string
-  from_seq?: number
-  through_seq?: number
-  turns?: number
-}
+export type { Part, PendingApproval } from './events.gen'
 
-export interface ChatMessage {
-  id: string
-  agent_id?: string
-  seq: number
-  role: 'user' | 'assistant' | 'tool' | 'summary' | string
-  content: string
-  status: string
-  model?: string
-  prompt_tokens?: number
-  completion_tokens?: number
-  parts: Part[] | null
-  tool_call_id?: string
-  created_at: string
-  user_id?: string
-}
+/** A stored transcript message, as `message` frames, `init` and GET /messages carry it. */
+export type ChatMessage = Message
 
 /** Text of a message still being generated. */
 export interface PartialReply {
@@ -69,17 +40,6 @@ export interface ToolState {
   position?: number
 }
 
-export interface PendingApproval {
-  tool_call_id: string
-  tool: string
-  arguments: string
-  mode: 'confirm_before_execution' | 'confirm_after_execution' | string
-  result?: { content?: string; is_error?: boolean; stored?: boolean; size?: number } | null
-  requested_by?: string
-  /** Four eyes applied when the call was requested (it still does if the workspace switched it off). */
-  four_eyes?: boolean
-}
-
 export type OutgoingState = 'sending' | 'queued' | 'sent' | 'failed'
 
 /** A message the user sent that has no `message` event yet. */
@@ -91,17 +51,9 @@ export interface Outgoing {
   error?: string
 }
 
-export interface AgentInfo {
-  id: string
-  title?: string
-  name?: string
-  model?: string
-  [k: string]: unknown
-}
-
 export interface ChatState {
   initialized: boolean
-  agent: AgentInfo | null
+  agent: Agent | null
   messages: ChatMessage[] // by message seq, one per id
   partials: PartialReply[] // in the order they started
   tools: Record<string, ToolState>
@@ -132,14 +84,6 @@ export const initialState: ChatState = {
   outgoing: [],
 }
 
-// Wire events: a loose shape, each handler reads what its type carries.
-export interface ServerEvent {
-  type: string
-  seq?: number
-  epoch?: string
-  [k: string]: unknown
-}
-
 export type LocalAction =
   | { type: 'local/socket'; state: StreamState; detail?: string }
   | { type: 'local/send'; outgoing: Omit<Outgoing, 'state'> & { state?: OutgoingState } }
@@ -148,16 +92,19 @@ export type LocalAction =
   | { type: 'local/discard'; client_message_id: string }
   | { type: 'local/resend'; client_message_id: string }
   | { type: 'local/older'; messages: ChatMessage[] }
-  | { type: 'local/batch'; events: ServerEvent[] }
+  | { type: 'local/batch'; events: AgentFrame[] }
   | { type: 'local/dismiss_error' }
 
-export type Action = ServerEvent | LocalAction
+export type Action = AgentFrame | LocalAction
+
+/** The frames applyEvent folds: everything but the snapshot and command answers. */
+type LiveFrame = Exclude<AgentFrame, AgentInitFrame | AckFrame | CommandErrorFrame>
 
 export function chatReducer(state: ChatState, action: Action): ChatState {
   switch (action.type) {
     case 'local/batch': {
       let s = state
-      for (const e of (action as { events: ServerEvent[] }).events) s = chatReducer(s, e)
+      for (const e of action.events) s = chatReducer(s, e)
       return s
     }
     case 'local/socket': {
@@ -197,12 +144,12 @@ export function chatReducer(state: ChatState, action: Action): ChatState {
     case 'local/dismiss_error':
       return { ...state, error: undefined }
     case 'init':
-      return applyInit(state, action as ServerEvent)
+      return applyInit(state, action)
     case 'ack':
     case 'command_error':
       return state
   }
-  const e = action as ServerEvent
+  const e: LiveFrame = action
   // Exactly-once: an event of the current epoch at or below the cursor was applied already.
   if (typeof e.seq === 'number') {
     if (e.epoch === state.epoch && e.seq <= state.seq) return state
@@ -220,23 +167,23 @@ function str(v: unknown): string {
   return typeof v === 'string' ? v : ''
 }
 
-function applyInit(state: ChatState, e: ServerEvent): ChatState {
-  const incoming = sortMessages(dedupe((e.messages as ChatMessage[] | undefined) ?? []))
+function applyInit(state: ChatState, e: AgentInitFrame): ChatState {
+  const incoming = sortMessages(dedupe(e.messages ?? []))
   // The snapshot holds the newest 500 messages: keep older ones the page already had (a
   // transcript only grows), replace everything the snapshot covers.
   const first = incoming.length ? incoming[0].seq : Infinity
   const older = state.messages.filter((m) => m.seq < first && !incoming.some((n) => n.id === m.id))
   const messages = older.length ? [...older, ...incoming] : incoming
   const stored = new Set(messages.map((m) => m.id))
-  const partials: PartialReply[] = ((e.partial as { message_id: string; text?: string; reasoning?: string; incomplete?: boolean; reset?: number }[] | undefined) ?? [])
+  const partials: PartialReply[] = (e.partial ?? [])
     .filter((p) => !stored.has(p.message_id))
     .map((p) => ({ message_id: p.message_id, text: p.text ?? '', reasoning: p.reasoning ?? '', incomplete: !!p.incomplete, thinking: false, ended: false,
       ...(p.reset ? { resetN: p.reset } : {}) }))
-  const approvals = dedupeApprovals((e.pending_approvals as PendingApproval[] | undefined) ?? [])
+  const approvals = dedupeApprovals(e.pending_approvals ?? [])
   // Live tool states are rebuilt: stored tool results tell the rest (see toolView).
   const tools: Record<string, ToolState> = {}
   for (const a of approvals) tools[a.tool_call_id] = { tool_call_id: a.tool_call_id, tool: a.tool, status: 'awaiting_approval', arguments: a.arguments }
-  const agent = (e.agent as AgentInfo | undefined) ?? state.agent
+  const agent = e.agent ?? state.agent
   return {
     ...state,
     initialized: true,
@@ -305,11 +252,10 @@ function dropApproval(state: ChatState, id: string): ChatState {
   return { ...state, approvals: state.approvals.filter((a) => a.tool_call_id !== id) }
 }
 
-function applyEvent(state: ChatState, e: ServerEvent): ChatState {
-  const mid = str(e.message_id)
+function applyEvent(state: ChatState, e: LiveFrame): ChatState {
   switch (e.type) {
     case 'message': {
-      const m = e.message as ChatMessage | undefined
+      const m = e.message
       if (!m || !m.id) return state
       return {
         ...state,
@@ -330,7 +276,7 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
     // Frames numbered below the last reset applied are late copies of timed-out publishes.
     case 'stream': {
       const n = typeof e.n === 'number' ? e.n : 0
-      return updatePartial(state, mid, (p) => {
+      return updatePartial(state, str(e.message_id), (p) => {
         if (n && n < (p.resetN ?? 0)) return p
         return typeof e.text === 'string'
           ? { ...p, text: e.text, incomplete: false, thinking: false, resetN: n }
@@ -338,17 +284,17 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
       })
     }
     case 'stream_end':
-      return updatePartial(state, mid, (p) => ({ ...p, ended: true, thinking: false }))
+      return updatePartial(state, str(e.message_id), (p) => ({ ...p, ended: true, thinking: false }))
     case 'thinking_start':
-      return updatePartial(state, mid, (p) => ({ ...p, thinking: true }))
+      return updatePartial(state, str(e.message_id), (p) => ({ ...p, thinking: true }))
     case 'thinking':
-      return updatePartial(state, mid, (p) => ({ ...p, reasoning: typeof e.text === 'string' ? e.text : p.reasoning + str(e.delta), thinking: true }))
+      return updatePartial(state, str(e.message_id), (p) => ({ ...p, reasoning: typeof e.text === 'string' ? e.text : p.reasoning + str(e.delta), thinking: true }))
     case 'thinking_end':
-      return updatePartial(state, mid, (p) => ({ ...p, thinking: false }))
+      return updatePartial(state, str(e.message_id), (p) => ({ ...p, thinking: false }))
     case 'retry':
       return {
         ...state,
-        partials: state.partials.filter((p) => p.message_id !== mid),
+        partials: state.partials.filter((p) => p.message_id !== e.message_id),
         retryAttempt: typeof e.attempt === 'number' ? e.attempt : (state.retryAttempt ?? 1) + 1,
       }
     case 'approval_needed': {
@@ -357,7 +303,8 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
         tool: str(e.tool),
         arguments: str(e.arguments),
         mode: str(e.mode),
-        result: (e.result as PendingApproval['result']) ?? null,
+        // A confirm_after_execution call's result is its text here; init holds the whole result.
+        result: typeof e.result === 'string' ? { tool_call_id: str(e.tool_call_id), name: str(e.tool), content: e.result, is_error: false } : undefined,
         requested_by: str(e.requested_by) || undefined,
         four_eyes: e.four_eyes === true || undefined,
       }
@@ -400,7 +347,7 @@ function applyEvent(state: ChatState, e: ServerEvent): ChatState {
     case 'error':
       // Naming a message: it will never be answered (its sender was removed while it was
       // queued). Only that message fails; another member's turn may be streaming meanwhile.
-      if (mid) return patchOutgoing(state, mid, { state: 'failed', error: str(e.error) })
+      if (e.message_id) return patchOutgoing(state, e.message_id, { state: 'failed', error: str(e.error) })
       return { ...state, error: str(e.error) || 'The turn failed.', partials: [], retryAttempt: undefined }
     default:
       return state

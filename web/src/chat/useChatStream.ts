@@ -3,8 +3,9 @@
 // per delta), and commands (message, approve, stop) answered by their ack / command_error.
 import { useCallback, useEffect, useReducer, useRef } from 'react'
 import { api, ApiError } from '../api/client'
-import { EventStream, type StreamFrame } from '../api/stream'
-import { chatReducer, initialState, type ServerEvent } from './reducer'
+import { EventStream } from '../api/stream'
+import type { AgentFrame } from './events.gen'
+import { chatReducer, initialState } from './reducer'
 
 /** What a command got: the REST route's status and body, whichever way it travelled. */
 export interface CommandResult {
@@ -31,11 +32,11 @@ export function commandError(r: CommandResult): ApiError {
 
 export function useChatStream(agentId: string) {
   const [state, dispatch] = useReducer(chatReducer, initialState)
-  const streamRef = useRef<EventStream | null>(null)
+  const streamRef = useRef<EventStream<AgentFrame> | null>(null)
   const waiting = useRef(new Map<string, (r: CommandResult) => void>())
 
   useEffect(() => {
-    let queue: ServerEvent[] = []
+    let queue: AgentFrame[] = []
     let raf = 0
     let timer = 0
     const flush = () => {
@@ -54,16 +55,17 @@ export function useChatStream(agentId: string) {
       else raf = requestAnimationFrame(flush)
     }
     const pending = waiting.current
-    const stream = new EventStream({
+    const stream = new EventStream<AgentFrame>({
       path: `/api/agents/${agentId}/ws`,
-      onFrame: (f: StreamFrame) => {
+      onFrame: (f) => {
         if (f.type === 'ack' || f.type === 'command_error') {
-          const done = pending.get(String(f.request_id))
-          pending.delete(String(f.request_id))
-          done?.({ http_status: Number(f.http_status) || (f.type === 'ack' ? 200 : 500), result: (f.result as Record<string, unknown>) ?? null })
+          const done = pending.get(f.request_id)
+          pending.delete(f.request_id)
+          // result is the REST route's body: an object, or null.
+          done?.({ http_status: Number(f.http_status) || (f.type === 'ack' ? 200 : 500), result: (f.result as Record<string, unknown> | null) ?? null })
           return
         }
-        queue.push(f as ServerEvent)
+        queue.push(f)
         schedule()
       },
       onState: (s, detail) => {

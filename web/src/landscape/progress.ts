@@ -2,6 +2,7 @@
 // sync_progress moves it (phase, done of total; total 0 = unknown), sync_waiting says it waits
 // for SAP (the connector fails and the phase is retried), sync_resumed ends the wait,
 // sync_finished closes it. Kept pure so it can be tested without a socket.
+import type { WorkspaceFrame } from '../chat/events.gen'
 import type { ProgressPayload, SyncRun, SyncWaiting } from './types'
 
 export interface LiveRun {
@@ -20,26 +21,11 @@ export interface LiveRun {
 /** Live runs by run ID. */
 export type LiveRuns = Record<string, LiveRun>
 
-export interface SyncEvent {
-  type: string
-  run_id?: string
-  connection_id?: string
-  mode?: string
-  phase?: string
-  done?: number
-  total?: number
-  status?: string
-  error?: string
-  reason?: string
-  attempt?: number
-  since?: string
-}
-
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0)
 
 /** Applies one workspace-topic frame; frames of other types leave the state as it is. */
-export function applySyncEvent(state: LiveRuns, e: SyncEvent): LiveRuns {
-  if (!e.run_id || !e.type.startsWith('sync_')) return state
+export function applySyncEvent(state: LiveRuns, e: WorkspaceFrame): LiveRuns {
+  if (e.type === 'init' || !e.run_id || !e.type.startsWith('sync_')) return state
   const prev = state[e.run_id]
   const base: LiveRun = prev ?? {
     runId: e.run_id, connectionId: e.connection_id ?? '', mode: e.mode ?? '', phase: '', done: 0, total: 0, status: 'running',

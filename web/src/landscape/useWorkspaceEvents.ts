@@ -3,12 +3,13 @@
 // live runs. The stream
 // resumes with its cursor after a drop, so no progress frame is applied twice.
 import { useEffect, useRef, useState } from 'react'
-import { EventStream, type StreamFrame, type StreamState } from '../api/stream'
-import { applySyncEvent, type LiveRuns, type SyncEvent } from './progress'
+import { EventStream, type StreamState } from '../api/stream'
+import type { SyncFinishedFrame, WorkspaceFrame } from '../chat/events.gen'
+import { applySyncEvent, type LiveRuns } from './progress'
 
 export interface WorkspaceEventHandlers {
   /** A run ended (any status): lists and figures should be read again. */
-  onSyncFinished?: (e: SyncEvent) => void
+  onSyncFinished?: (e: SyncFinishedFrame) => void
   /** A run started, or the stream began afresh (init): what the page shows may be stale. */
   onResync?: () => void
 }
@@ -24,18 +25,17 @@ export function useWorkspaceEvents(wsId: string | undefined, handlers: Workspace
     if (!wsId) return
     setRuns({})
     let inits = 0
-    const stream = new EventStream({
+    const stream = new EventStream<WorkspaceFrame>({
       path: `/api/workspaces/${wsId}/ws`,
-      onFrame: (f: StreamFrame) => {
+      onFrame: (f) => {
         if (f.type === 'init') {
           // The first init is the page's start; a later one means events may have been missed.
           if (inits++ > 0) handlersRef.current.onResync?.()
           return
         }
         if (!f.type.startsWith('sync_')) return
-        const e = f as unknown as SyncEvent
-        setRuns((s) => applySyncEvent(s, e))
-        if (f.type === 'sync_finished') handlersRef.current.onSyncFinished?.(e)
+        setRuns((s) => applySyncEvent(s, f))
+        if (f.type === 'sync_finished') handlersRef.current.onSyncFinished?.(f)
         if (f.type === 'sync_started') handlersRef.current.onResync?.()
       },
       onState: (s, d) => {
