@@ -1,5 +1,5 @@
-// Package schemas embeds the Postgres migrations (and, later, the JSON schemas of the
-// event protocol) so every binary carries the schema it expects.
+// Package schemas embeds the Postgres migrations and the JSON schema of the event protocol so
+// every binary carries the schema it expects.
 package schemas
 
 import "embed"
@@ -9,7 +9,8 @@ import "embed"
 //go:embed migrations/*.sql
 var Migrations embed.FS
 
-// EventsSchema is the JSON schema of every frame on the event stream (docs/events.md).
+// EventsSchema is the JSON schema of every frame on the event stream (docs/events.md),
+// generated from the frame types in internal/events/frames (make generate).
 //
 //go:embed events.schema.json
 var EventsSchema []byte
