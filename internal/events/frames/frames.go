@@ -43,7 +43,7 @@ type Stream struct {
 	// N numbers the message's frames (1, 2, … per attempt); clients ignore frames numbered below
 	// the last reset they applied.
 	N int `json:"n" minimum:"1"`
-	// Text is the whole text so far, in a reset only (it may be empty, so it is a pointer).
+	// Text is the whole text so far, in a reset only (where it may be empty).
 	Text *string `json:"text,omitempty"`
 }
 

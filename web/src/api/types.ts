@@ -20,18 +20,8 @@ export interface Workspace {
   created_at: string
 }
 
-export interface Agent {
-  id: string
-  workspace_id: string
-  name: string
-  title: string
-  model: string
-  status: 'idle' | 'active' | 'waiting' | string
-  created_by: string
-  archived_at: string | null
-  created_at: string
-  updated_at: string
-}
+// A conversation, as the event protocol's init frame carries it too (generated from Go).
+export type { Agent } from '../chat/events.gen'
 
 export interface Member {
   user_id: string

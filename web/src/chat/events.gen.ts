@@ -54,7 +54,7 @@ export interface StreamFrame extends Published {
   delta: string
   /** N numbers the message's frames (1, 2, … per attempt); clients ignore frames numbered below the last reset they applied. */
   n: number
-  /** Text is the whole text so far, in a reset only (it may be empty, so it is a pointer). */
+  /** Text is the whole text so far, in a reset only (where it may be empty). */
   text?: string
 }
 
@@ -77,7 +77,7 @@ export interface ThinkingFrame extends Published {
   delta: string
   /** N numbers the message's frames (1, 2, … per attempt); clients ignore frames numbered below the last reset they applied. */
   n: number
-  /** Text is the whole text so far, in a reset only (it may be empty, so it is a pointer). */
+  /** Text is the whole text so far, in a reset only (where it may be empty). */
   text?: string
 }
 

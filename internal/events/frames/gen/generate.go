@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -421,12 +422,7 @@ export interface Published {
 		fmt.Fprintf(&b, "\n/** Every frame of the %s stream. */\nexport type %sFrame =\n  | %s\n", topic, strings.ToUpper(topic[:1])+topic[1:], strings.Join(names, "\n  | "))
 	}
 	b.WriteString("\n/** Every frame of the protocol. */\nexport type Frame = AgentFrame | WorkspaceFrame\n\nexport type FrameType = Frame['type']\n")
-	names := make([]string, 0, len(g.records))
-	for name := range g.records {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(g.records)) {
 		r := g.records[name]
 		b.WriteString("\n")
 		writeDoc(&b, "", r.doc)
