@@ -17,7 +17,7 @@ import (
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/sandbox"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
-	"github.com/sapagent/sapagent/internal/saptools"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/store/storetest"
 	"github.com/sapagent/sapagent/internal/tools"
@@ -185,7 +185,7 @@ func TestNoteToolsKeepNotesInPostgres(t *testing.T) {
 // them, and cross-connection tools only with two connections.
 func TestSAPToolsRunThroughTheCallersConnections(t *testing.T) {
 	a, agent := worker(t, nil)
-	a.SAP.Resolver = &saptools.Resolver{Store: a.Store, Simulated: sapsim.NewLandscape(sapsim.Options{})}
+	a.SAP.Resolver = &sapconn.Resolver{Store: a.Store, Simulated: sapsim.NewLandscape(sapsim.Options{})}
 	_, err := a.Store.CreateConnection(context.Background(), store.Connection{WorkspaceID: agent.WorkspaceID, Name: "ECC", SystemType: "ECC", Environment: "development", CredentialMode: store.CredentialTechnicalUserAll})
 	require.NoError(t, err)
 

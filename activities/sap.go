@@ -11,6 +11,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/prompt"
 	"github.com/sapagent/sapagent/internal/sandbox"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/script"
@@ -20,7 +21,7 @@ import (
 
 // SAP is what SAP tools need from the worker process.
 type SAP struct {
-	Resolver *saptools.Resolver
+	Resolver *sapconn.Resolver
 	// DirectCall names SAP tools the model may call directly (DIRECT_CALL_TOOLS); the others
 	// are reached through execute_code.
 	DirectCall  map[string]bool
@@ -37,7 +38,7 @@ type ScriptRunner interface {
 }
 
 // connections resolves the workspace's connections for the calling user.
-func (a *Activities) connections(ctx context.Context, workspaceID uuid.UUID, user string) ([]saptools.Conn, error) {
+func (a *Activities) connections(ctx context.Context, workspaceID uuid.UUID, user string) ([]sapconn.Conn, error) {
 	if a.SAP.Resolver == nil {
 		return nil, errors.New("SAP tools are not configured in this worker")
 	}
@@ -149,7 +150,7 @@ func (a *Activities) indexFingerprints(ctx context.Context, workspaceID uuid.UUI
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	graphs, err := a.Store.ListSAPGraphs(ctx, workspaceID)
+	graphs, err := a.index().ListSAPGraphs(ctx, workspaceID)
 	if err != nil {
 		a.Log.Warn("index fingerprint unavailable", "error", err)
 		return nil

@@ -80,7 +80,7 @@ func (a *Activities) StartSyncRun(ctx context.Context, in workflows.SyncInput) (
 	if err != nil {
 		return workflows.SyncStart{}, badInput("the workflow run ID is not a UUID", err)
 	}
-	st, err := a.Store.StartSyncRun(ctx, store.SyncRun{ID: runID, WorkspaceID: ws, ConnectionID: conn, WorkflowID: info.WorkflowExecution.ID,
+	st, err := a.index().StartSyncRun(ctx, sapindex.SyncRun{ID: runID, WorkspaceID: ws, ConnectionID: conn, WorkflowID: info.WorkflowExecution.ID,
 		WorkflowRunID: info.WorkflowExecution.RunID, Mode: in.Mode, Trigger: in.Trigger, RequestedBy: in.RequestedBy})
 	if errors.Is(err, store.ErrNotFound) {
 		return workflows.SyncStart{}, connectionGone(err)
@@ -99,7 +99,7 @@ func (a *Activities) StartSyncRun(ctx context.Context, in workflows.SyncInput) (
 		if err != nil {
 			return out, fmt.Errorf("begin index build: %w", err)
 		}
-		if out.Build, err = a.Store.SetSyncRunGeneration(ctx, runID, gen); err != nil {
+		if out.Build, err = a.index().SetSyncRunGeneration(ctx, runID, gen); err != nil {
 			return out, fmt.Errorf("record build generation: %w", err)
 		}
 	}
@@ -210,7 +210,7 @@ func (a *Activities) ProbeChanges(ctx context.Context, in workflows.ProbeInput) 
 			break
 		}
 	}
-	n, err := a.Store.CountSyncChanges(ctx, runID)
+	n, err := a.index().CountSyncChanges(ctx, runID)
 	res.Changes = n
 	return res, err
 }
@@ -404,7 +404,7 @@ func (h *phaseReporter) flush(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	if conn, err := uuid.Parse(h.in.ConnectionID); err == nil {
-		if err := h.a.Store.SetSyncProgress(ctx, conn, p); err != nil {
+		if err := h.a.index().SetSyncProgress(ctx, conn, p); err != nil {
 			h.a.Log.Warn("sync progress not stored", "error", err)
 		}
 	}
@@ -462,7 +462,7 @@ func (a *Activities) FinishSyncRun(ctx context.Context, in workflows.FinishInput
 			return fmt.Errorf("remove unfinished build: %w", err)
 		}
 	}
-	run, err := a.Store.FinishSyncRun(ctx, runID, st.Status, st.Error, st.Phases, counts)
+	run, err := a.index().FinishSyncRun(ctx, runID, st.Status, st.Error, st.Phases, counts)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // the connection, and its runs, were deleted
 	}
@@ -536,7 +536,7 @@ func (a *Activities) RecordSkippedSync(ctx context.Context, in workflows.SyncInp
 	if err != nil {
 		return badInput("the workflow run ID is not a UUID", err)
 	}
-	err = a.Store.RecordSkippedSyncRun(ctx, store.SyncRun{ID: runID, WorkspaceID: ws, ConnectionID: conn, WorkflowID: info.WorkflowExecution.ID,
+	err = a.index().RecordSkippedSyncRun(ctx, sapindex.SyncRun{ID: runID, WorkspaceID: ws, ConnectionID: conn, WorkflowID: info.WorkflowExecution.ID,
 		WorkflowRunID: info.WorkflowExecution.RunID, Mode: in.Mode, Trigger: in.Trigger, RequestedBy: in.RequestedBy,
 		Error: "another sync of this connection was running"})
 	if err != nil {

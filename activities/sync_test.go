@@ -18,8 +18,8 @@ import (
 
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/sapindex"
-	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/workflows"
@@ -111,7 +111,7 @@ func newSyncFixture(t *testing.T, opts sapsim.Options) *syncFixture {
 	t.Cleanup(srv.Close)
 	keys, err := secrets.ParseKeys(secrets.NewKey(), "")
 	require.NoError(t, err)
-	a.SAP.Resolver = &saptools.Resolver{Store: a.Store, Keyring: keys, Client: sap.NewClient(sap.Guard{}, time.Minute), Simulated: f.land}
+	a.SAP.Resolver = &sapconn.Resolver{Store: a.Store, Keyring: keys, Client: sap.NewClient(sap.Guard{}, time.Minute), Simulated: f.land}
 	conn, err := a.Store.CreateConnection(ctx, store.Connection{WorkspaceID: f.ws, Name: "ECC", SystemType: "ECC", ConnectorURL: srv.URL + "/ECC",
 		Environment: "development", CredentialMode: store.CredentialTechnicalUserAll})
 	require.NoError(t, err)
@@ -120,12 +120,12 @@ func newSyncFixture(t *testing.T, opts sapsim.Options) *syncFixture {
 	require.NoError(t, a.Store.SetConnectionSecret(ctx, conn.ID, "connector_key", store.SealedValue{KeyID: kid, Ciphertext: ct}))
 
 	f.runID = uuid.New()
-	_, err = a.Store.StartSyncRun(ctx, store.SyncRun{ID: f.runID, WorkspaceID: f.ws, ConnectionID: f.conn, WorkflowID: "sync/" + f.conn.String(),
+	_, err = a.index().StartSyncRun(ctx, sapindex.SyncRun{ID: f.runID, WorkspaceID: f.ws, ConnectionID: f.conn, WorkflowID: "sync/" + f.conn.String(),
 		WorkflowRunID: f.runID.String(), Mode: "full", Trigger: "manual"})
 	require.NoError(t, err)
 	gen, _, err := sapindex.New(a.Store.Pool).BeginBuild(ctx, f.ws, f.conn, "ECC")
 	require.NoError(t, err)
-	f.build, err = a.Store.SetSyncRunGeneration(ctx, f.runID, gen)
+	f.build, err = a.index().SetSyncRunGeneration(ctx, f.runID, gen)
 	require.NoError(t, err)
 
 	f.oldSize = syncPageSize
@@ -257,7 +257,7 @@ func TestFinishSyncRunSwitchesTheBuildAndRecordsTheSwitchDone(t *testing.T) {
 	require.NoError(t, f.a.FinishSyncRun(ctx, fin))
 	require.NoError(t, f.a.FinishSyncRun(ctx, fin), "a retried finish")
 
-	run, err := f.a.Store.GetSyncRun(ctx, f.ws, f.runID)
+	run, err := f.a.index().GetSyncRun(ctx, f.ws, f.runID)
 	require.NoError(t, err)
 	assert.Equal(t, workflows.SyncSucceeded, run.Status)
 	var stored []workflows.PhaseStatus

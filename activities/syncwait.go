@@ -58,7 +58,7 @@ func (w *syncWaiter) failed(ctx context.Context, err error) error {
 	reason := waitingReason(err)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	wt, serr := w.a.Store.SetSyncRunWaiting(sctx, w.runID, reason, w.phase, attempt)
+	wt, serr := w.a.index().SetSyncRunWaiting(sctx, w.runID, reason, w.phase, attempt)
 	if serr != nil {
 		w.a.Log.Warn("sync waiting state not stored", "run_id", w.runID, "error", serr)
 		return err
@@ -88,7 +88,7 @@ func (w *syncWaiter) resumed(ctx context.Context) {
 	w.checked = true // later pages of this attempt need not ask again
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	cleared, err := w.a.Store.ClearSyncRunWaiting(sctx, w.runID)
+	cleared, err := w.a.index().ClearSyncRunWaiting(sctx, w.runID)
 	if err != nil || !cleared {
 		return
 	}

@@ -37,7 +37,7 @@ func TestIndexPhaseRecordsItsWaitForTheConnectorAndClearsIt(t *testing.T) {
 	_, err := f.a.IndexPhase(ctx, f.input(phase))
 	require.Error(t, err)
 	assert.True(t, retryable(err), "an outage is retried")
-	run, err := f.a.Store.GetSyncRun(ctx, f.ws, f.runID)
+	run, err := f.a.index().GetSyncRun(ctx, f.ws, f.runID)
 	require.NoError(t, err)
 	require.NotNil(t, run.Waiting, "the run says it waits")
 	assert.Equal(t, "SYSTEM_UNAVAILABLE: SAP system ECC is down for maintenance (key [redacted])", run.Waiting.Reason)
@@ -48,7 +48,7 @@ func TestIndexPhaseRecordsItsWaitForTheConnectorAndClearsIt(t *testing.T) {
 
 	_, err = f.a.IndexPhase(ctx, f.input(phase))
 	require.Error(t, err)
-	run, err = f.a.Store.GetSyncRun(ctx, f.ws, f.runID)
+	run, err = f.a.index().GetSyncRun(ctx, f.ws, f.runID)
 	require.NoError(t, err)
 	require.NotNil(t, run.Waiting)
 	assert.Equal(t, since, run.Waiting.Since, "the same wait keeps its start")
@@ -56,7 +56,7 @@ func TestIndexPhaseRecordsItsWaitForTheConnectorAndClearsIt(t *testing.T) {
 	f.setDown(false)
 	_, err = f.a.IndexPhase(ctx, f.input(phase))
 	require.NoError(t, err)
-	run, err = f.a.Store.GetSyncRun(ctx, f.ws, f.runID)
+	run, err = f.a.index().GetSyncRun(ctx, f.ws, f.runID)
 	require.NoError(t, err)
 	assert.Nil(t, run.Waiting, "pages arrive again: the wait is over")
 }
@@ -67,7 +67,7 @@ func TestRefusedPhaseRecordsNoWait(t *testing.T) {
 	w := f.a.syncWaiter(f.runID, f.ws.String(), f.conn.String(), "full", "custom_objects")
 	err := connectorError("index custom_objects", &sap.Error{Status: 403, ErrorDetail: sap.ErrorDetail{Code: sap.ErrAuthorization, Message: "no"}})
 	require.Same(t, err, w.failed(context.Background(), err))
-	run, rerr := f.a.Store.GetSyncRun(context.Background(), f.ws, f.runID)
+	run, rerr := f.a.index().GetSyncRun(context.Background(), f.ws, f.runID)
 	require.NoError(t, rerr)
 	assert.Nil(t, run.Waiting)
 }

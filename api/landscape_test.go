@@ -23,8 +23,8 @@ import (
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/landscape/landscapetest"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/sapindex"
-	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/store/storetest"
 )
@@ -90,7 +90,7 @@ func newLandscapeEnv(t *testing.T) *landscapeEnv {
 	}
 	s := &Server{Store: st, Auth: verifier, Limiter: redis_rate.NewLimiter(rdb), RedisPrefix: "landscape-test:" + ws.ID.String() + ":",
 		RateLimitPerMinute: 1000, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		SAP: &saptools.Resolver{Store: st, Simulated: sapsim.NewLandscape(sapsim.Options{})}}
+		SAP: &sapconn.Resolver{Store: st, Simulated: sapsim.NewLandscape(sapsim.Options{})}}
 	e.router = s.Router()
 	return e
 }

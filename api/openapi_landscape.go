@@ -87,7 +87,7 @@ var (
 
 // Schemas of the sync routes (sync.go).
 var (
-	syncRunFullSchema = map[string]any{"type": "object", "description": "store.SyncRun", "required": []string{"id", "connection_id", "mode", "trigger", "status", "phases", "counts", "started_at"},
+	syncRunFullSchema = map[string]any{"type": "object", "description": "sapindex.SyncRun", "required": []string{"id", "connection_id", "mode", "trigger", "status", "phases", "counts", "started_at"},
 		"properties": map[string]any{"id": uuidStr, "workspace_id": uuidStr, "connection_id": uuidStr, "workflow_id": strType, "workflow_run_id": strType,
 			"mode": enum("full", "delta", "enrich-only"), "trigger": enum("manual", "schedule"), "status": enum("running", "succeeded", "failed", "cancelled", "skipped"),
 			"requested_by": strType, "generation": integer, "phases": map[string]any{"type": []string{"array", "object", "null"}}, "counts": map[string]any{"type": []string{"object", "null"}},

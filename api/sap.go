@@ -10,18 +10,18 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/sapagent/sapagent/internal/sap"
-	"github.com/sapagent/sapagent/internal/saptools"
+	"github.com/sapagent/sapagent/internal/sapconn"
 )
 
 // sapFailed answers a connector failure with a status that says whose problem it is. SAP's
 // own refusals are 4xx for the caller to act on; an unreachable or slow connector is 502/504.
 func sapFailed(c *gin.Context, err error) {
 	var se *sap.Error
-	var ie *saptools.IdentityError
+	var ie *sapconn.IdentityError
 	switch {
 	case errors.Is(err, sap.ErrBlocked):
 		fail(c, http.StatusBadRequest, "blocked_url", err.Error())
-	case errors.As(err, new(*saptools.NoConnectorURLError)):
+	case errors.As(err, new(*sapconn.NoConnectorURLError)):
 		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
 	case errors.As(err, &ie):
 		fail(c, http.StatusForbidden, ie.Code, ie.Message)
@@ -47,7 +47,7 @@ func sapFailed(c *gin.Context, err error) {
 }
 
 // sapConnections resolves the workspace's connections for the caller (with their SAP login).
-func (s *Server) sapConnections(c *gin.Context) ([]saptools.Conn, bool) {
+func (s *Server) sapConnections(c *gin.Context) ([]sapconn.Conn, bool) {
 	w, ok := s.workspaceAccess(c, "id", false)
 	if !ok {
 		return nil, false
@@ -65,21 +65,21 @@ func (s *Server) sapConnections(c *gin.Context) ([]saptools.Conn, bool) {
 }
 
 // sapConnection resolves the connection named by ?connection_id= (or the only one) for the caller.
-func (s *Server) sapConnection(c *gin.Context, connID string) (saptools.Conn, bool) {
+func (s *Server) sapConnection(c *gin.Context, connID string) (sapconn.Conn, bool) {
 	conns, ok := s.sapConnections(c)
 	if !ok {
-		return saptools.Conn{}, false
+		return sapconn.Conn{}, false
 	}
 	if len(conns) == 0 {
 		fail(c, http.StatusNotFound, "not_found", "this workspace has no SAP connection")
-		return saptools.Conn{}, false
+		return sapconn.Conn{}, false
 	}
 	if connID == "" {
 		if len(conns) == 1 {
 			return conns[0], true
 		}
 		badRequest(c, "missing_field", "connection_id is required when the workspace has several connections")
-		return saptools.Conn{}, false
+		return sapconn.Conn{}, false
 	}
 	for _, conn := range conns {
 		if conn.ID == connID {
@@ -87,7 +87,7 @@ func (s *Server) sapConnection(c *gin.Context, connID string) (saptools.Conn, bo
 		}
 	}
 	notFound(c, "connection")
-	return saptools.Conn{}, false
+	return sapconn.Conn{}, false
 }
 
 // liveSource answers ABAP source from the live connector, as the caller's SAP user

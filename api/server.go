@@ -18,7 +18,7 @@ import (
 	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/landscape"
-	"github.com/sapagent/sapagent/internal/saptools"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 )
@@ -52,7 +52,7 @@ type Server struct {
 	MaxQueued       int
 	ApprovalTimeout time.Duration
 	Production      bool // ENVIRONMENT=production: connector URLs must be https and not loopback
-	SAP             *saptools.Resolver
+	SAP             *sapconn.Resolver
 	Codec           CodecOptions // the Temporal UI's codec endpoint (codec.go)
 
 	// MaxSocketsPerUser caps one user's open WebSockets and SSE streams on this process

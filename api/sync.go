@@ -98,18 +98,18 @@ func (s *Server) syncRunFinished(ctx context.Context, workspaceID uuid.UUID, run
 	if err != nil {
 		return false
 	}
-	run, err := s.Store.GetSyncRun(ctx, workspaceID, id)
+	run, err := sapindex.New(s.Store.Pool).GetSyncRun(ctx, workspaceID, id)
 	return err == nil && run.Status != workflows.SyncRunning
 }
 
 // indexConnection is one connection's index as GET /index shows it.
 type indexConnection struct {
-	ConnectionID uuid.UUID       `json:"connection_id"`
-	Name         string          `json:"name"`
-	SystemType   string          `json:"system_type"`
-	Status       string          `json:"status"` // none | syncing | ready | failed
-	Index        *store.SAPGraph `json:"index"`
-	LastRun      *store.SyncRun  `json:"last_run"`
+	ConnectionID uuid.UUID          `json:"connection_id"`
+	Name         string             `json:"name"`
+	SystemType   string             `json:"system_type"`
+	Status       string             `json:"status"` // none | syncing | ready | failed
+	Index        *sapindex.SAPGraph `json:"index"`
+	LastRun      *sapindex.SyncRun  `json:"last_run"`
 }
 
 // indexStatus lists every connection's index and its last run (GET /workspaces/:id/index).
@@ -124,17 +124,17 @@ func (s *Server) indexStatus(c *gin.Context) {
 		s.storeFailed(c, err, "connections")
 		return
 	}
-	graphs, err := s.Store.ListSAPGraphs(ctx, w.ID)
+	graphs, err := sapindex.New(s.Store.Pool).ListSAPGraphs(ctx, w.ID)
 	if err != nil {
 		s.storeFailed(c, err, "index")
 		return
 	}
-	lastRuns, err := s.Store.LatestSyncRuns(ctx, w.ID)
+	lastRuns, err := sapindex.New(s.Store.Pool).LatestSyncRuns(ctx, w.ID)
 	if err != nil {
 		s.storeFailed(c, err, "sync runs")
 		return
 	}
-	byConn := map[uuid.UUID]store.SAPGraph{}
+	byConn := map[uuid.UUID]sapindex.SAPGraph{}
 	for _, g := range graphs {
 		byConn[g.ConnectionID] = g
 	}
@@ -189,24 +189,24 @@ func (s *Server) listSyncRuns(c *gin.Context) {
 	if conn != nil {
 		connID = &conn.ID
 	}
-	runs, err := s.Store.ListSyncRuns(c.Request.Context(), w.ID, connID, cur, limit+1)
+	runs, err := sapindex.New(s.Store.Pool).ListSyncRuns(c.Request.Context(), w.ID, connID, cur, limit+1)
 	if err != nil {
 		s.storeFailed(c, err, "sync runs")
 		return
 	}
-	page(c, runs, limit, func(r store.SyncRun) store.Cursor { return store.Cursor{CreatedAt: r.StartedAt, ID: r.ID} })
+	page(c, runs, limit, func(r sapindex.SyncRun) store.Cursor { return store.Cursor{CreatedAt: r.StartedAt, ID: r.ID} })
 }
 
-func (s *Server) loadSyncRun(c *gin.Context, needAdmin bool) (store.SyncRun, bool) {
+func (s *Server) loadSyncRun(c *gin.Context, needAdmin bool) (sapindex.SyncRun, bool) {
 	w, ok := s.workspaceAccess(c, "id", needAdmin)
 	if !ok {
-		return store.SyncRun{}, false
+		return sapindex.SyncRun{}, false
 	}
 	id, ok := uuidParam(c, "runId", "sync run")
 	if !ok {
-		return store.SyncRun{}, false
+		return sapindex.SyncRun{}, false
 	}
-	run, err := s.Store.GetSyncRun(c.Request.Context(), w.ID, id)
+	run, err := sapindex.New(s.Store.Pool).GetSyncRun(c.Request.Context(), w.ID, id)
 	if err != nil {
 		s.storeFailed(c, err, "sync run")
 		return run, false

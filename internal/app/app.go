@@ -28,7 +28,7 @@ import (
 	"github.com/sapagent/sapagent/internal/payloadcodec"
 	"github.com/sapagent/sapagent/internal/sandbox"
 	"github.com/sapagent/sapagent/internal/sap"
-	"github.com/sapagent/sapagent/internal/saptools"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/script"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
@@ -55,7 +55,7 @@ type Deps struct {
 	// simulator (SIMULATOR_CONNECTOR_URL), or what the dev stack sets before building the API
 	// and activities. nil: such connections fail with a clear error. The production binary
 	// never links the simulator itself.
-	Simulated saptools.SimulatedSystems
+	Simulated sapconn.SimulatedSystems
 	sandbox   *sandbox.Pool
 }
 
@@ -67,7 +67,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Deps, erro
 	}
 	d := &Deps{Config: cfg, Log: log}
 	if cfg.SimulatorConnectorURL != "" { // the operator's own address: the URL guard trusts it
-		d.Simulated = saptools.SimulatorConnector{Client: sap.NewClient(sap.Guard{Trusted: true}, cfg.ConnectorTimeout),
+		d.Simulated = sapconn.SimulatorConnector{Client: sap.NewClient(sap.Guard{Trusted: true}, cfg.ConnectorTimeout),
 			URL: cfg.SimulatorConnectorURL, Key: cfg.SimulatorConnectorKey}
 	}
 	if d.Store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
@@ -245,13 +245,13 @@ func (d *Deps) Sandbox() (*sandbox.Pool, error) {
 // SAPResolver reaches the workspaces' SAP connections: remote connectors through the URL
 // guard, d.Simulated for simulated connections (in development, for every connection without
 // a URL).
-func (d *Deps) SAPResolver() (*saptools.Resolver, error) {
+func (d *Deps) SAPResolver() (*sapconn.Resolver, error) {
 	keys, err := d.Keyring()
 	if err != nil {
 		return nil, err
 	}
 	guard := sap.Guard{Production: d.Config.Environment == "production"}
-	return &saptools.Resolver{Store: d.Store, Keyring: keys, Client: sap.NewClient(guard, d.Config.ConnectorTimeout), Simulated: d.Simulated,
+	return &sapconn.Resolver{Store: d.Store, Keyring: keys, Client: sap.NewClient(guard, d.Config.ConnectorTimeout), Simulated: d.Simulated,
 		Production: guard.Production}, nil
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/sap/soaprfc"
-	"github.com/sapagent/sapagent/internal/saptools"
+	"github.com/sapagent/sapagent/internal/sapconn"
 )
 
 // BenchmarkConnectorOverhead is the connector's cost per call (issue 19: goal ≤ 1 ms p50): the
@@ -37,7 +37,7 @@ func BenchmarkConnectorOverhead(b *testing.B) {
 	}
 	conn := httptest.NewServer(h)
 	defer conn.Close()
-	via, err := saptools.SimulatorConnector{Client: sap.NewClient(sap.Guard{Trusted: true}, time.Minute), URL: conn.URL, Key: key}.
+	via, err := sapconn.SimulatorConnector{Client: sap.NewClient(sap.Guard{Trusted: true}, time.Minute), URL: conn.URL, Key: key}.
 		Connector("ECC", sap.Target{SAPUser: devTechUser, SAPPassword: sapsim.DefaultUsers()[devTechUser]})
 	if err != nil {
 		b.Fatal(err)

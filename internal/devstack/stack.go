@@ -22,7 +22,7 @@ import (
 	"github.com/sapagent/sapagent/internal/payloadcodec"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
-	"github.com/sapagent/sapagent/internal/saptools"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/worker"
 	"github.com/sapagent/sapagent/workflows"
@@ -194,7 +194,7 @@ func (s *Stack) startSimulator(ctx context.Context, cfg config.Config, o Options
 	}
 	s.ConnectorURL = "http://" + hostPort(cl.Addr())
 	s.serve(ctx, "connector", cl, h)
-	s.Deps.Simulated = saptools.SimulatorConnector{Client: sap.NewClient(sap.Guard{Trusted: true}, cfg.ConnectorTimeout), URL: s.ConnectorURL, Key: key}
+	s.Deps.Simulated = sapconn.SimulatorConnector{Client: sap.NewClient(sap.Guard{Trusted: true}, cfg.ConnectorTimeout), URL: s.ConnectorURL, Key: key}
 	return nil
 }
 

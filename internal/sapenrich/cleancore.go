@@ -147,15 +147,12 @@ func AnalyzeCleanCore(ctx context.Context, db DB, s Scope, opts CleanCoreOptions
 		return res, err
 	}
 	if s.delta() {
-		tag, err := db.Exec(ctx, `DELETE FROM clean_core_analysis a
-			WHERE a.connection_id = $1 AND a.workspace_id = $2 AND a.generation = $3`+changedFilter("a")+`
-			AND NOT EXISTS (SELECT 1 FROM workspace_sap_index o WHERE o.connection_id = a.connection_id
-				AND o.generation = a.generation AND o.phase = 'custom_objects'
-				AND o.object_type = a.object_type AND o.object_name = a.object_name)`, s.args()...)
+		x, at := s.index(db)
+		removed, err := x.RemoveDeletedCleanCore(ctx, at, s.RunID)
 		if err != nil {
 			return res, fmt.Errorf("remove deleted objects' levels: %w", err)
 		}
-		res.Removed = tag.RowsAffected()
+		res.Removed = removed
 	}
 	report(progress, res.Objects, total)
 	return res, nil
@@ -333,21 +330,13 @@ func (w *ccWriter) flush(ctx context.Context) error {
 	if len(w.rows) == 0 {
 		return nil
 	}
-	n := len(w.rows)
-	types, names, pkgs, levels := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	findings, conv := make([]string, n), make([]string, n)
+	rows := make([]sapindex.CleanCoreRow, len(w.rows))
 	for i, r := range w.rows {
-		types[i], names[i], pkgs[i], levels[i] = r.obj.typ, r.obj.name, r.obj.pkg, r.level
-		findings[i], conv[i] = string(r.findings), string(r.conversion)
+		rows[i] = sapindex.CleanCoreRow{ObjectType: r.obj.typ, ObjectName: r.obj.name, Package: r.obj.pkg, Level: r.level,
+			Findings: r.findings, Conversion: r.conversion}
 	}
-	_, err := w.db.Exec(ctx, `INSERT INTO clean_core_analysis
-			(connection_id, workspace_id, generation, object_type, object_name, package, level, findings, conversion)
-		SELECT $1, $2, $3, t.typ, t.name, t.pkg, t.level, t.findings::jsonb, t.conv::jsonb
-		FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS t(typ, name, pkg, level, findings, conv)
-		ON CONFLICT (connection_id, generation, object_type, object_name) DO UPDATE
-		SET package = EXCLUDED.package, level = EXCLUDED.level, findings = EXCLUDED.findings, conversion = EXCLUDED.conversion`,
-		w.s.ConnectionID, w.s.WorkspaceID, w.s.Generation, types, names, pkgs, levels, findings, conv)
-	if err != nil {
+	x, at := w.s.index(w.db)
+	if err := x.UpsertCleanCore(ctx, at, rows); err != nil {
 		return ctxErr(ctx, fmt.Errorf("write clean core levels: %w", err))
 	}
 	w.rows = w.rows[:0]

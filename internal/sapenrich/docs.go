@@ -14,6 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/sapagent/sapagent/internal/llm"
+	"github.com/sapagent/sapagent/internal/sapindex"
 )
 
 // Doc kinds (sap_generated_docs.kind).
@@ -284,13 +285,8 @@ func (r *docRunner) write(ctx context.Context, j docJob) (string, error) {
 }
 
 func (r *docRunner) save(ctx context.Context, j docJob, markdown, model string) error {
-	_, err := r.db.Exec(ctx, `INSERT INTO sap_generated_docs
-			(connection_id, workspace_id, kind, subject, title, markdown, input_hash, model, generation, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
-		ON CONFLICT (connection_id, kind, subject) DO UPDATE
-		SET workspace_id = EXCLUDED.workspace_id, title = EXCLUDED.title, markdown = EXCLUDED.markdown,
-			input_hash = EXCLUDED.input_hash, model = EXCLUDED.model, generation = EXCLUDED.generation, updated_at = now()`,
-		r.s.ConnectionID, r.s.WorkspaceID, j.kind, j.subject, j.title, markdown, j.hash, model, r.s.Generation)
+	x, at := r.s.index(r.db)
+	err := x.SaveDoc(ctx, at, sapindex.GeneratedDoc{Kind: j.kind, Subject: j.subject, Title: j.title, Markdown: markdown, InputHash: j.hash, Model: model})
 	if err != nil {
 		return ctxErr(ctx, fmt.Errorf("save doc %s %s: %w", j.kind, j.subject, err))
 	}
@@ -306,14 +302,8 @@ func (r *docRunner) flushBumps(ctx context.Context) error {
 	if len(bumps) == 0 {
 		return nil
 	}
-	// One statement per doc by primary key, pipelined (see updateEmbeddings for why not one
-	// UPDATE … FROM unnest).
-	batch := &pgx.Batch{}
-	for _, k := range bumps {
-		batch.Queue(`UPDATE sap_generated_docs SET generation = $3 WHERE connection_id = $1 AND kind = $4 AND subject = $5
-			AND workspace_id = $2 AND generation < $3`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, k[0], k[1])
-	}
-	if err := r.db.SendBatch(ctx, batch).Close(); err != nil {
+	x, at := r.s.index(r.db)
+	if err := x.ConfirmDocs(ctx, at, bumps); err != nil {
 		return fmt.Errorf("confirm unchanged docs: %w", err)
 	}
 	return nil

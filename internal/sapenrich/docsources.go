@@ -322,38 +322,15 @@ func oneLine(s string, max int) string {
 // pruneDocs removes docs whose subject is gone: objects and packages no longer in the index,
 // ER diagrams not confirmed by a full run, processes no custom code touches any more.
 func pruneDocs(ctx context.Context, db DB, s Scope, processIDs []string) (int64, error) {
-	var removed int64
-	exec := func(sql string, args ...any) error {
-		tag, err := db.Exec(ctx, sql, args...)
-		removed += tag.RowsAffected()
-		return err
-	}
 	if processIDs == nil {
 		processIDs = []string{}
 	}
-	base := []any{s.ConnectionID, s.WorkspaceID, s.Generation}
-	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
-		AND d.kind = 'business_process' AND NOT (d.subject = ANY($3))`, s.ConnectionID, s.WorkspaceID, processIDs); err != nil {
-		return removed, fmt.Errorf("prune process docs: %w", err)
+	x, at := s.index(db)
+	pruned, err := x.PruneDocs(ctx, at, processIDs, !s.delta())
+	if err != nil {
+		return pruned.Removed, fmt.Errorf("prune %s: %w", pruned.Step, err)
 	}
-	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
-		AND d.kind = 'object' AND d.subject NOT IN (SELECT o.object_type || ' ' || o.object_name FROM workspace_sap_index o
-			WHERE o.connection_id = $1 AND o.generation = $3 AND o.phase = 'custom_objects')`, base...); err != nil {
-		return removed, fmt.Errorf("prune object docs: %w", err)
-	}
-	if err := exec(`DELETE FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
-		AND d.kind IN ('package', 'er_diagram') AND d.subject NOT IN (SELECT o.package FROM workspace_sap_index o
-			WHERE o.connection_id = $1 AND o.generation = $3 AND o.phase = 'custom_objects')`, base...); err != nil {
-		return removed, fmt.Errorf("prune package docs: %w", err)
-	}
-	if !s.delta() {
-		// Diagrams need no model, so a full run confirms every one that still exists.
-		if err := exec(`DELETE FROM sap_generated_docs WHERE connection_id = $1 AND workspace_id = $2 AND generation < $3
-			AND kind = 'er_diagram'`, base...); err != nil {
-			return removed, fmt.Errorf("prune diagrams: %w", err)
-		}
-	}
-	return removed, nil
+	return pruned.Removed, nil
 }
 
 // IndexDocs makes the connection's generated docs searchable in the generation: one search
@@ -364,23 +341,13 @@ func IndexDocs(ctx context.Context, db DB, s Scope) (int64, error) {
 	if err := s.check(); err != nil {
 		return 0, err
 	}
-	tag, err := db.Exec(ctx, `INSERT INTO sap_search_entries AS e
-			(connection_id, workspace_id, generation, category, object_type, object_name, custom, package, title, body, content_hash)
-		SELECT d.connection_id, d.workspace_id, $3, 'doc', 'DOC', d.kind || ':' || d.subject, true,
-			CASE WHEN d.kind IN ('package', 'er_diagram') THEN d.subject ELSE '' END, d.title, d.markdown, sha256(convert_to(d.markdown, 'UTF8'))
-		FROM sap_generated_docs d WHERE d.connection_id = $1 AND d.workspace_id = $2
-		ON CONFLICT (connection_id, generation, object_type, object_name) DO UPDATE
-		SET title = EXCLUDED.title, body = EXCLUDED.body, package = EXCLUDED.package, content_hash = EXCLUDED.content_hash,
-			embedding = CASE WHEN e.content_hash = EXCLUDED.content_hash THEN e.embedding END
-		WHERE e.content_hash <> EXCLUDED.content_hash OR e.title <> EXCLUDED.title`,
-		s.ConnectionID, s.WorkspaceID, s.Generation)
+	x, at := s.index(db)
+	n, err := x.UpsertDocEntries(ctx, at)
 	if err != nil {
 		return 0, fmt.Errorf("index docs: %w", err)
 	}
-	if _, err := db.Exec(ctx, `DELETE FROM sap_search_entries e WHERE e.connection_id = $1 AND e.workspace_id = $2
-		AND e.generation = $3 AND e.object_type = 'DOC' AND e.object_name NOT IN (SELECT d.kind || ':' || d.subject
-			FROM sap_generated_docs d WHERE d.connection_id = $1)`, s.ConnectionID, s.WorkspaceID, s.Generation); err != nil {
+	if err := x.RemoveStaleDocEntries(ctx, at); err != nil {
 		return 0, fmt.Errorf("remove entries of removed docs: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }

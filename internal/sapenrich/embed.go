@@ -251,31 +251,18 @@ func storeEmbeddings(ctx context.Context, db DB, s Scope, page []pendingEntry, v
 	return err
 }
 
-// updateEmbeddings sets entries' embeddings where they are still NULL: one statement per
-// entry by primary key, pipelined in one round trip. (An UPDATE … FROM unnest(…) is one
-// statement, but on freshly copied rows without statistics Postgres plans it as a scan of
-// the whole generation per batch.)
+// updateEmbeddings sets entries' embeddings where they are still NULL.
 func updateEmbeddings(ctx context.Context, db DB, s Scope, entries []pendingEntry, embs [][]byte) (int64, error) {
-	if len(entries) == 0 {
-		return 0, nil
-	}
-	b := &pgx.Batch{}
+	keys := make([]sapindex.EntryKey, len(entries))
 	for i, e := range entries {
-		b.Queue(`UPDATE sap_search_entries SET embedding = $5 WHERE connection_id = $1 AND generation = $2
-			AND object_type = $3 AND object_name = $4 AND workspace_id = $6 AND embedding IS NULL`,
-			s.ConnectionID, s.Generation, e.typ, e.name, embs[i], s.WorkspaceID)
+		keys[i] = sapindex.EntryKey{ObjectType: e.typ, ObjectName: e.name}
 	}
-	br := db.SendBatch(ctx, b)
-	var n int64
-	for range entries {
-		tag, err := br.Exec()
-		if err != nil {
-			_ = br.Close()
-			return n, ctxErr(ctx, fmt.Errorf("store embeddings: %w", err))
-		}
-		n += tag.RowsAffected()
+	x, at := s.index(db)
+	n, err := x.SetMissingEmbeddings(ctx, at, keys, embs)
+	if err != nil {
+		return n, ctxErr(ctx, fmt.Errorf("store embeddings: %w", err))
 	}
-	return n, br.Close()
+	return n, nil
 }
 
 // EntryText is what is embedded for a search entry: its name and type, title and the start

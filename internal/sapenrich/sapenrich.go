@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sapagent/sapagent/internal/sapindex"
 )
 
 // Scope is the index an enrichment step works on.
@@ -52,9 +54,11 @@ func report(p Progress, done, total int64) {
 
 // changedFilter restricts an alias's (object_type, object_name) to the run's changes when
 // the scope is a delta ($4, the run ID, is not NULL).
-func changedFilter(alias string) string {
-	return ` AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM sap_sync_changes ch WHERE ch.run_id = $4 AND ch.object_type = ` + alias +
-		`.object_type AND ch.object_name = ` + alias + `.object_name))`
+var changedFilter = sapindex.ChangedFilter
+
+// index is where the step's results are written (sapindex owns every write of the index).
+func (s Scope) index(db DB) (*sapindex.Index, sapindex.Scoped) {
+	return sapindex.New(db), sapindex.Scoped{ConnectionID: s.ConnectionID, WorkspaceID: s.WorkspaceID, Generation: s.Generation}
 }
 
 // args are the query arguments every scoped query takes: $1 connection, $2 workspace,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
@@ -27,9 +28,9 @@ func BenchmarkReadTableThroughput(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	remote := New([]Conn{{ID: "ecc", Name: "ECC", SystemType: "ECC",
+	remote := New([]sapconn.Conn{{ID: "ecc", Name: "ECC", SystemType: "ECC",
 		API: sap.NewClient(sap.Guard{}, time.Minute).Connector(sap.Target{URL: srv.URL + "/ECC", ConnectorKey: sapsim.ECCConnectorKey})}})
-	local := New([]Conn{{ID: "ecc", Name: "ECC", SystemType: "ECC", API: sapsim.InProcess{System: sys, Cred: sapsim.Credentials{ConnectorKey: sapsim.ECCConnectorKey}}}})
+	local := New([]sapconn.Conn{{ID: "ecc", Name: "ECC", SystemType: "ECC", API: sapsim.InProcess{System: sys, Cred: sapsim.Credentials{ConnectorKey: sapsim.ECCConnectorKey}}}})
 	body, _ := json.Marshal(sap.ReadTableRequest{Table: "MARA", RowCount: 1000})
 
 	measure := func(run func() int) float64 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/etl"
 	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sapconn"
 )
 
 // Ledger remembers ETL runs, so a load can insist on an earlier successful dry run of the
@@ -113,14 +114,14 @@ func (e *Executor) ReconcileMigration(ctx context.Context, args map[string]any) 
 	return e.mapped(args, func(j *job) (any, error) { return j.reconcile(ctx, intArg(args, "sample_size", 200)) })
 }
 
-func (e *Executor) resolveID(args map[string]any, key string) (Conn, error) {
+func (e *Executor) resolveID(args map[string]any, key string) (sapconn.Conn, error) {
 	id := str(args, key)
 	for _, c := range e.Conns {
 		if strings.EqualFold(c.ID, id) || strings.EqualFold(c.Name, id) {
 			return c, nil
 		}
 	}
-	return Conn{}, fmt.Errorf("unknown %s %q; choose one of: %s", key, id, e.describeConns())
+	return sapconn.Conn{}, fmt.Errorf("unknown %s %q; choose one of: %s", key, id, e.describeConns())
 }
 
 func mappingArg(args map[string]any) (etl.Mapping, error) {
@@ -146,7 +147,7 @@ func mappingArg(args map[string]any) (etl.Mapping, error) {
 // job is one cross-connection call.
 type job struct {
 	e        *Executor
-	src, dst Conn
+	src, dst sapconn.Conn
 	m        etl.Mapping
 	where    string
 
@@ -172,7 +173,7 @@ func (j *job) schemas(ctx context.Context) (src, dst sap.TableSchema, err error)
 	return *j.srcSchema, *j.dstSchema, nil
 }
 
-func schemaOf(ctx context.Context, c Conn, table string) (sap.TableSchema, error) {
+func schemaOf(ctx context.Context, c sapconn.Conn, table string) (sap.TableSchema, error) {
 	var s sap.TableSchema
 	err := c.API.Call(ctx, sap.EndpointTableSchema, sap.TableSchemaRequest{Table: table}, &s)
 	return s, err
@@ -264,7 +265,7 @@ func (j *job) readSource(ctx context.Context, limit int) ([]map[string]string, e
 	return readRows(ctx, j.src, ss, j.m.SourceFields(), j.where, limit)
 }
 
-func readRows(ctx context.Context, c Conn, schema sap.TableSchema, want []string, where string, limit int) ([]map[string]string, error) {
+func readRows(ctx context.Context, c sapconn.Conn, schema sap.TableSchema, want []string, where string, limit int) ([]map[string]string, error) {
 	byName := fieldsByName(schema)
 	keys := keyFields(schema)
 	for _, f := range want {

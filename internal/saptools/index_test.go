@@ -10,6 +10,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/store/storetest"
@@ -23,12 +24,12 @@ func TestSearchIndexReadsTheIndexAndFallsBackToLiveSearch(t *testing.T) {
 	st, _ := storetest.New(t)
 	agent := storetest.Agent(t, st)
 	land := sapsim.NewLandscape(sapsim.Options{})
-	var conns []Conn
+	var conns []sapconn.Conn
 	for _, sys := range []struct{ name, typ, key string }{{"ECC", "ECC", sapsim.ECCConnectorKey}, {"S4H", "S4HANA", sapsim.S4HConnectorKey}} {
 		c, err := st.CreateConnection(ctx, store.Connection{WorkspaceID: agent.WorkspaceID, Name: sys.name, SystemType: sys.typ, Environment: "development", Simulated: true})
 		require.NoError(t, err)
 		s, _ := land.System(sys.name)
-		conns = append(conns, Conn{ID: c.ID.String(), Name: sys.name, SystemType: sys.typ, API: sapsim.InProcess{System: s, Cred: sapsim.Credentials{ConnectorKey: sys.key}}})
+		conns = append(conns, sapconn.Conn{ID: c.ID.String(), Name: sys.name, SystemType: sys.typ, API: sapsim.InProcess{System: s, Cred: sapsim.Credentials{ConnectorKey: sys.key}}})
 	}
 
 	x := sapindex.New(st.Pool)

@@ -19,29 +19,22 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
-// Conn is one connection a tool may route to.
-type Conn struct {
-	ID         string
-	Name       string
-	SystemType string // ECC or S4HANA
-	API        sap.Connector
-}
-
 // Executor runs SAP tools for one tool call. Writes staged by execute_rfc share one SAP
 // session per Executor, so a script's BAPI and its BAPI_TRANSACTION_COMMIT belong together.
 type Executor struct {
-	Conns   []Conn
+	Conns   []sapconn.Conn
 	Ledger  Ledger        // ETL runs (cross-connection tools)
 	Index   IndexSearcher // the workspace's SAP index (sap_search_index); nil: live search only
 	session string
 }
 
 // New builds an executor over the workspace's connections.
-func New(conns []Conn) *Executor {
+func New(conns []sapconn.Conn) *Executor {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return &Executor{Conns: conns, session: hex.EncodeToString(b)}
@@ -81,23 +74,23 @@ func (e *Executor) direct(tool string, args map[string]any, run func(api sap.Con
 }
 
 // resolve picks the connection: connection_id when given, the only one otherwise.
-func (e *Executor) resolve(args map[string]any) (Conn, error) {
+func (e *Executor) resolve(args map[string]any) (sapconn.Conn, error) {
 	id, _ := args["connection_id"].(string)
 	if len(e.Conns) == 0 {
-		return Conn{}, errors.New("this workspace has no SAP connection; an admin adds one under the workspace's connections")
+		return sapconn.Conn{}, errors.New("this workspace has no SAP connection; an admin adds one under the workspace's connections")
 	}
 	if id == "" {
 		if len(e.Conns) == 1 {
 			return e.Conns[0], nil
 		}
-		return Conn{}, fmt.Errorf("connection_id is required with several connections; choose one of: %s", e.describeConns())
+		return sapconn.Conn{}, fmt.Errorf("connection_id is required with several connections; choose one of: %s", e.describeConns())
 	}
 	for _, c := range e.Conns {
 		if strings.EqualFold(c.ID, id) || strings.EqualFold(c.Name, id) {
 			return c, nil
 		}
 	}
-	return Conn{}, fmt.Errorf("unknown connection_id %q; choose one of: %s", id, e.describeConns())
+	return sapconn.Conn{}, fmt.Errorf("unknown connection_id %q; choose one of: %s", id, e.describeConns())
 }
 
 func (e *Executor) describeConns() string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
@@ -50,7 +51,7 @@ func landscape(t *testing.T, user string) (*Executor, *sapsim.Landscape) {
 	t.Cleanup(srv.Close)
 	s4, _ := land.System("S4H")
 	pw := sapsim.DefaultUsers()[user]
-	e := New([]Conn{
+	e := New([]sapconn.Conn{
 		{ID: "c-ecc", Name: "ECC", SystemType: "ECC", API: sap.NewClient(sap.Guard{}, time.Minute).Connector(sap.Target{URL: srv.URL + "/ECC", ConnectorKey: sapsim.ECCConnectorKey, SAPUser: user, SAPPassword: pw})},
 		{ID: "c-s4", Name: "S4", SystemType: "S4HANA", API: sapsim.InProcess{System: s4, Cred: sapsim.Credentials{ConnectorKey: sapsim.S4HConnectorKey, User: user, Password: pw}}},
 	})
@@ -226,36 +227,6 @@ func TestETLNeedsADryRunOfTheSameMappingAndReconcilesClean(t *testing.T) {
 
 	_, err = e.ExtractTransformLoad(context.Background(), args(t, tools.ExtractTransformLoad, `{"source_connection_id":"c-ecc","target_connection_id":"c-ecc","dry_run":true,"mapping":`+kna1Mapping+`}`))
 	assert.ErrorContains(t, err, "different connections")
-}
-
-// Production resolves a connection without a URL to the simulator only when it is marked
-// simulated; otherwise the connector's every call says why nothing answers. Development
-// simulates every connection without a URL.
-func TestConnectionsWithoutURLAreSimulatedOnlyWhenAllowed(t *testing.T) {
-	land := sapsim.NewLandscape(sapsim.Options{})
-	for _, c := range []struct {
-		production, simulated, works bool
-	}{{false, false, true}, {false, true, true}, {true, true, true}, {true, false, false}} {
-		r := &Resolver{Simulated: land, Production: c.production}
-		api, err := r.Connector("ECC", c.simulated, sap.Target{})
-		if !c.works {
-			var noURL *NoConnectorURLError
-			require.ErrorAs(t, err, &noURL, "%+v", c)
-			assert.Nil(t, api)
-			assert.Contains(t, err.Error(), "has no connector URL")
-			continue
-		}
-		require.NoError(t, err, "%+v", c)
-		var info sap.SystemInfo
-		require.NoError(t, api.Call(context.Background(), sap.EndpointSystemInfo, struct{}{}, &info))
-		assert.Equal(t, "ECC", info.SystemID)
-	}
-
-	// Resolved as a workspace connection, the error names it and reaches the model.
-	e := New([]Conn{{ID: "c1", Name: "ECC", SystemType: "ECC", API: unconnected{&NoConnectorURLError{Connection: "ECC"}}}})
-	_, err := e.GetTableSchema(context.Background(), args(t, tools.SAPGetTableSchema, `{"table":"MARA"}`))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "connection ECC has no connector URL")
 }
 
 // A retried tool call (same idempotency key, new executor) that repeats a BAPI and its commit

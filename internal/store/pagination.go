@@ -49,3 +49,6 @@ func cursorArgs(c *Cursor) (time.Time, uuid.UUID) {
 	}
 	return c.CreatedAt, c.ID
 }
+
+// Bound is cursorArgs for the lists other packages own (the SAP index's sync runs).
+func (c *Cursor) Bound() (time.Time, uuid.UUID) { return cursorArgs(c) }

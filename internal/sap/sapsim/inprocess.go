@@ -48,7 +48,7 @@ func (p InProcess) Call(ctx context.Context, endpoint string, req, resp any) err
 
 var _ sap.Connector = InProcess{}
 
-// Connector is the landscape as the platform's simulated systems (saptools.SimulatedSystems):
+// Connector is the landscape as the platform's simulated systems (sapconn.SimulatedSystems):
 // the system of systemType in process, as t's SAP user (the connector key is the system's own).
 func (l *Landscape) Connector(systemType string, t sap.Target) (sap.Connector, error) {
 	sid := "ECC"

@@ -1,4 +1,4 @@
-package saptools
+package sapconn
 
 import (
 	"context"

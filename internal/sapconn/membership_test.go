@@ -1,4 +1,4 @@
-package saptools
+package sapconn_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/internal/sapconn"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -33,7 +34,7 @@ func TestRemovedMemberReachesNoSAPSystem(t *testing.T) {
 	assert.Equal(t, []uuid.UUID{f.conn.WorkspaceID}, lost)
 	sent := len(f.rec.seen())
 	err = readBKPF(t, e)
-	var ie *IdentityError
+	var ie *sapconn.IdentityError
 	require.ErrorAs(t, err, &ie, "the running executor's next call is refused")
 	assert.Equal(t, "not_a_member", ie.Code)
 	assert.ErrorContains(t, saveMaterial(t, e), "no longer a member")
@@ -77,7 +78,7 @@ func TestDemotedOrgAdminLosesWorkspacesSheIsNoMemberOf(t *testing.T) {
 	_, lost, err := f.st.SetOrgMember(ctx, orgID, "ada", store.RoleMember)
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{f.conn.WorkspaceID}, lost)
-	var ie *IdentityError
+	var ie *sapconn.IdentityError
 	require.ErrorAs(t, readBKPF(t, e), &ie)
 	assert.Equal(t, "not_a_member", ie.Code)
 	creds, err := f.st.ListCredentials(ctx, "ada")

@@ -1,4 +1,4 @@
-package store
+package sapindex
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sapagent/sapagent/internal/store"
 )
 
 // SyncRun is one sync of a connection's SAP index (sap_sync_runs): what it did, per phase.
@@ -50,7 +52,7 @@ func scanSyncRun(r pgx.Row) (SyncRun, error) {
 	err := r.Scan(&run.ID, &run.WorkspaceID, &run.ConnectionID, &run.WorkflowID, &run.WorkflowRunID, &run.Mode, &run.Trigger, &run.Status,
 		&run.RequestedBy, &run.Generation, &run.Phases, &run.Counts, &run.Error, &run.StartedAt, &run.FinishedAt, &waiting)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return run, ErrNotFound
+		return run, store.ErrNotFound
 	}
 	if len(waiting) > 0 && string(waiting) != "null" {
 		var w SyncWaiting
@@ -79,14 +81,14 @@ type SyncRunStart struct {
 }
 
 // StartSyncRun records a run (id: the workflow run's ID, so a retried start finds its row) and
-// marks the connection's index as syncing. ErrNotFound: the connection is not in the workspace.
-func (s *Store) StartSyncRun(ctx context.Context, run SyncRun) (SyncRunStart, error) {
+// marks the connection's index as syncing. store.ErrNotFound: the connection is not in the workspace.
+func (x *Index) StartSyncRun(ctx context.Context, run SyncRun) (SyncRunStart, error) {
 	var out SyncRunStart
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, x.Pool, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT system_type FROM workspace_connections c JOIN workspaces w ON w.id = c.workspace_id
 			WHERE c.id = $1 AND c.workspace_id = $2 AND w.deleting_at IS NULL`, run.ConnectionID, run.WorkspaceID).Scan(&out.SystemType); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrNotFound
+				return store.ErrNotFound
 			}
 			return err
 		}
@@ -120,12 +122,12 @@ func (s *Store) StartSyncRun(ctx context.Context, run SyncRun) (SyncRunStart, er
 }
 
 // SetSyncRunGeneration records the generation a run builds (once: a retried start keeps it).
-func (s *Store) SetSyncRunGeneration(ctx context.Context, runID uuid.UUID, gen int64) (int64, error) {
+func (x *Index) SetSyncRunGeneration(ctx context.Context, runID uuid.UUID, gen int64) (int64, error) {
 	var stored int64
-	err := s.Pool.QueryRow(ctx, `UPDATE sap_sync_runs SET generation = CASE WHEN generation = 0 THEN $2 ELSE generation END
+	err := x.Pool.QueryRow(ctx, `UPDATE sap_sync_runs SET generation = CASE WHEN generation = 0 THEN $2 ELSE generation END
 		WHERE id = $1 RETURNING generation`, runID, gen).Scan(&stored)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, ErrNotFound
+		return 0, store.ErrNotFound
 	}
 	return stored, err
 }
@@ -133,15 +135,15 @@ func (s *Store) SetSyncRunGeneration(ctx context.Context, runID uuid.UUID, gen i
 // FinishSyncRun records a run's outcome (once: a finished run is not changed again) and puts
 // the connection's index status back: ready when it has an index, failed when a first build
 // failed, none when a first build was cancelled or skipped.
-func (s *Store) FinishSyncRun(ctx context.Context, runID uuid.UUID, status, errText string, phases, counts any) (SyncRun, error) {
+func (x *Index) FinishSyncRun(ctx context.Context, runID uuid.UUID, status, errText string, phases, counts any) (SyncRun, error) {
 	ph, _ := json.Marshal(phases)
 	co, _ := json.Marshal(counts)
 	var run SyncRun
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, x.Pool, func(tx pgx.Tx) error {
 		var err error
 		run, err = scanSyncRun(tx.QueryRow(ctx, `UPDATE sap_sync_runs SET status = $2, error = $3, phases = $4, counts = $5, finished_at = now(), waiting = NULL
 			WHERE id = $1 AND finished_at IS NULL RETURNING `+syncRunColumns, runID, status, errText, ph, co))
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			run, err = scanSyncRun(tx.QueryRow(ctx, `SELECT `+syncRunColumns+` FROM sap_sync_runs WHERE id = $1`, runID))
 			return err
 		}
@@ -158,14 +160,14 @@ func (s *Store) FinishSyncRun(ctx context.Context, runID uuid.UUID, status, errT
 
 // SetSyncRunWaiting records that a running run waits for the connector. Since stays the
 // moment the wait began while the same wait goes on; a finished run is not changed.
-// ErrNotFound: no running run of that ID.
-func (s *Store) SetSyncRunWaiting(ctx context.Context, runID uuid.UUID, reason, phase string, attempt int32) (SyncWaiting, error) {
+// store.ErrNotFound: no running run of that ID.
+func (x *Index) SetSyncRunWaiting(ctx context.Context, runID uuid.UUID, reason, phase string, attempt int32) (SyncWaiting, error) {
 	var raw []byte
-	err := s.Pool.QueryRow(ctx, `UPDATE sap_sync_runs SET waiting = jsonb_build_object('reason', $2::text, 'phase', $3::text, 'attempt', $4::int,
+	err := x.Pool.QueryRow(ctx, `UPDATE sap_sync_runs SET waiting = jsonb_build_object('reason', $2::text, 'phase', $3::text, 'attempt', $4::int,
 			'since', CASE WHEN waiting->>'phase' = $3 THEN waiting->'since' ELSE to_jsonb(now()) END)
 		WHERE id = $1 AND finished_at IS NULL RETURNING waiting`, runID, reason, phase, attempt).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return SyncWaiting{}, ErrNotFound
+		return SyncWaiting{}, store.ErrNotFound
 	}
 	if err != nil {
 		return SyncWaiting{}, err
@@ -177,14 +179,14 @@ func (s *Store) SetSyncRunWaiting(ctx context.Context, runID uuid.UUID, reason, 
 }
 
 // ClearSyncRunWaiting ends a run's wait; it reports whether the run was waiting.
-func (s *Store) ClearSyncRunWaiting(ctx context.Context, runID uuid.UUID) (bool, error) {
-	tag, err := s.Pool.Exec(ctx, `UPDATE sap_sync_runs SET waiting = NULL WHERE id = $1 AND waiting IS NOT NULL`, runID)
+func (x *Index) ClearSyncRunWaiting(ctx context.Context, runID uuid.UUID) (bool, error) {
+	tag, err := x.Pool.Exec(ctx, `UPDATE sap_sync_runs SET waiting = NULL WHERE id = $1 AND waiting IS NOT NULL`, runID)
 	return tag.RowsAffected() > 0, err
 }
 
 // RecordSkippedSyncRun records a scheduled run that did not start.
-func (s *Store) RecordSkippedSyncRun(ctx context.Context, run SyncRun) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO sap_sync_runs (id, workspace_id, connection_id, workflow_id, workflow_run_id, mode, trigger, status,
+func (x *Index) RecordSkippedSyncRun(ctx context.Context, run SyncRun) error {
+	_, err := x.Pool.Exec(ctx, `INSERT INTO sap_sync_runs (id, workspace_id, connection_id, workflow_id, workflow_run_id, mode, trigger, status,
 		requested_by, error, finished_at)
 		SELECT $1, c.workspace_id, c.id, $4, $5, $6, $7, 'skipped', $8, $9, now() FROM workspace_connections c WHERE c.id = $3 AND c.workspace_id = $2
 		ON CONFLICT (id) DO NOTHING`,
@@ -193,21 +195,21 @@ func (s *Store) RecordSkippedSyncRun(ctx context.Context, run SyncRun) error {
 }
 
 // SetSyncProgress stores a running sync's progress (for the API and the dashboard).
-func (s *Store) SetSyncProgress(ctx context.Context, connectionID uuid.UUID, progress any) error {
+func (x *Index) SetSyncProgress(ctx context.Context, connectionID uuid.UUID, progress any) error {
 	raw, _ := json.Marshal(progress)
-	_, err := s.Pool.Exec(ctx, `UPDATE workspace_sap_graph SET progress = $2, updated_at = now() WHERE connection_id = $1`, connectionID, raw)
+	_, err := x.Pool.Exec(ctx, `UPDATE workspace_sap_graph SET progress = $2, updated_at = now() WHERE connection_id = $1`, connectionID, raw)
 	return err
 }
 
 // GetSyncRun loads one run of the workspace.
-func (s *Store) GetSyncRun(ctx context.Context, workspaceID, id uuid.UUID) (SyncRun, error) {
-	return scanSyncRun(s.Pool.QueryRow(ctx, `SELECT `+syncRunColumns+` FROM sap_sync_runs WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
+func (x *Index) GetSyncRun(ctx context.Context, workspaceID, id uuid.UUID) (SyncRun, error) {
+	return scanSyncRun(x.Pool.QueryRow(ctx, `SELECT `+syncRunColumns+` FROM sap_sync_runs WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 }
 
 // ListSyncRuns lists a workspace's runs, newest first, optionally of one connection.
-func (s *Store) ListSyncRuns(ctx context.Context, workspaceID uuid.UUID, connectionID *uuid.UUID, after *Cursor, limit int) ([]SyncRun, error) {
-	t, id := cursorArgs(after)
-	rows, err := s.Pool.Query(ctx, `SELECT `+syncRunColumns+` FROM sap_sync_runs
+func (x *Index) ListSyncRuns(ctx context.Context, workspaceID uuid.UUID, connectionID *uuid.UUID, after *store.Cursor, limit int) ([]SyncRun, error) {
+	t, id := after.Bound()
+	rows, err := x.Pool.Query(ctx, `SELECT `+syncRunColumns+` FROM sap_sync_runs
 		WHERE workspace_id = $1 AND ($2::uuid IS NULL OR connection_id = $2) AND (started_at, id) < ($3, $4)
 		ORDER BY started_at DESC, id DESC LIMIT $5`, workspaceID, connectionID, t, id, limit)
 	if err != nil {
@@ -232,8 +234,8 @@ type SAPGraph struct {
 }
 
 // ListSAPGraphs returns the index state of a workspace's connections that have one.
-func (s *Store) ListSAPGraphs(ctx context.Context, workspaceID uuid.UUID) ([]SAPGraph, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT connection_id, workspace_id, generation, status, change_seq, system_type, last_full_sync_at,
+func (x *Index) ListSAPGraphs(ctx context.Context, workspaceID uuid.UUID) ([]SAPGraph, error) {
+	rows, err := x.Pool.Query(ctx, `SELECT connection_id, workspace_id, generation, status, change_seq, system_type, last_full_sync_at,
 		last_delta_sync_at, counts, progress, updated_at FROM workspace_sap_graph WHERE workspace_id = $1 ORDER BY connection_id`, workspaceID)
 	if err != nil {
 		return nil, err
@@ -247,15 +249,15 @@ func (s *Store) ListSAPGraphs(ctx context.Context, workspaceID uuid.UUID) ([]SAP
 }
 
 // CountSyncChanges counts the changed objects a delta run recorded.
-func (s *Store) CountSyncChanges(ctx context.Context, runID uuid.UUID) (int64, error) {
+func (x *Index) CountSyncChanges(ctx context.Context, runID uuid.UUID) (int64, error) {
 	var n int64
-	err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM sap_sync_changes WHERE run_id = $1`, runID).Scan(&n)
+	err := x.Pool.QueryRow(ctx, `SELECT count(*) FROM sap_sync_changes WHERE run_id = $1`, runID).Scan(&n)
 	return n, err
 }
 
 // LatestSyncRuns returns each connection's newest run in the workspace, in one query.
-func (s *Store) LatestSyncRuns(ctx context.Context, workspaceID uuid.UUID) (map[uuid.UUID]SyncRun, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT DISTINCT ON (connection_id) `+syncRunColumns+` FROM sap_sync_runs
+func (x *Index) LatestSyncRuns(ctx context.Context, workspaceID uuid.UUID) (map[uuid.UUID]SyncRun, error) {
+	rows, err := x.Pool.Query(ctx, `SELECT DISTINCT ON (connection_id) `+syncRunColumns+` FROM sap_sync_runs
 		WHERE workspace_id = $1 ORDER BY connection_id, started_at DESC, id DESC`, workspaceID)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package saptools
+package sapconn_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
+	"github.com/sapagent/sapagent/internal/sapconn"
+	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
@@ -52,7 +54,7 @@ func (r *recorder) seen() []http.Header {
 type identityFixture struct {
 	st       *store.Store
 	keys     *secrets.Keyring
-	resolver *Resolver
+	resolver *sapconn.Resolver
 	conn     store.Connection
 	rec      *recorder
 	user     string
@@ -91,7 +93,7 @@ func newIdentityFixture(t *testing.T, mode string) *identityFixture {
 		ConnectorURL: srv.URL + "/ECC", Environment: "development", CredentialMode: mode})
 	require.NoError(t, err)
 	f := &identityFixture{st: st, keys: keys, conn: conn, rec: rec, user: "rita",
-		resolver: &Resolver{Store: st, Keyring: keys, Client: sap.NewClient(sap.Guard{}, time.Minute), Simulated: land}}
+		resolver: &sapconn.Resolver{Store: st, Keyring: keys, Client: sap.NewClient(sap.Guard{}, time.Minute), Simulated: land}}
 	f.setSecret(t, sapsim.ECCConnectorKey)
 	return f
 }
@@ -108,18 +110,27 @@ func (f *identityFixture) login(t *testing.T, sapUser string) {
 	require.NoError(t, err)
 }
 
-func (f *identityFixture) executor(t *testing.T) *Executor {
+func (f *identityFixture) executor(t *testing.T) *saptools.Executor {
 	conns, err := f.resolver.Connections(context.Background(), f.conn.WorkspaceID, f.user)
 	require.NoError(t, err)
-	return New(conns)
+	return saptools.New(conns)
 }
 
-func readBKPF(t *testing.T, e *Executor) error {
+func args(t *testing.T, tool, raw string) map[string]any {
+	t.Helper()
+	def, ok := tools.Default().Get(tool)
+	require.True(t, ok, tool)
+	a, err := def.ParseArguments(raw)
+	require.NoError(t, err, raw)
+	return a
+}
+
+func readBKPF(t *testing.T, e *saptools.Executor) error {
 	_, err := e.ReadTable(context.Background(), args(t, tools.SAPReadTable, `{"table":"BKPF","row_count":2}`))
 	return err
 }
 
-func saveMaterial(t *testing.T, e *Executor) error {
+func saveMaterial(t *testing.T, e *saptools.Executor) error {
 	_, err := e.ExecuteRFC(context.Background(), args(t, tools.SAPExecuteRFC, `{"function":"BAPI_MATERIAL_SAVEDATA",
 		"imports":{"HEADDATA":{"MATERIAL":"7","MATL_TYPE":"FERT","IND_SECTOR":"M"}},"tables":{"MATERIALDESCRIPTION":[{"LANGU":"E","MATL_DESC":"Bolt"}]}}`))
 	return err
@@ -141,7 +152,7 @@ func TestRestrictedUserWithoutLoginIsRefusedUnderUserLoginRequired(t *testing.T)
 	err = readBKPF(t, e)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "store your SAP login for connection ECC")
-	var ie *IdentityError
+	var ie *sapconn.IdentityError
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, "sap_login_required", ie.Code)
 	assert.ErrorContains(t, saveMaterial(t, e), "store your SAP login for connection ECC")
@@ -180,8 +191,8 @@ func TestTechnicalUserServesOnlyReadsUnderTechnicalUserReads(t *testing.T) {
 	assert.Equal(t, "DEVELOPER", f.rec.seen()[len(f.rec.seen())-1].Get(sap.HeaderSAPUser))
 
 	// A production server never lets the technical user write, whatever the row says.
-	assert.Equal(t, store.CredentialTechnicalUserReads, technicalMode(store.CredentialTechnicalUserAll, true))
-	assert.Equal(t, store.CredentialUserLoginRequired, technicalMode("", false))
+	assert.Equal(t, store.CredentialTechnicalUserReads, sapconn.TechnicalMode(store.CredentialTechnicalUserAll, true))
+	assert.Equal(t, store.CredentialUserLoginRequired, sapconn.TechnicalMode("", false))
 }
 
 // Issue 11 item 4: after the connector URL moves to another host, neither the connector key
@@ -247,4 +258,34 @@ func TestSecretsAndLoginsAreNeverSentToAChangedConnectorOrigin(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "entered for another connector address")
 	assert.Len(t, evil.seen(), before)
+}
+
+// Production resolves a connection without a URL to the simulator only when it is marked
+// simulated; otherwise the connector's every call says why nothing answers. Development
+// simulates every connection without a URL.
+func TestConnectionsWithoutURLAreSimulatedOnlyWhenAllowed(t *testing.T) {
+	land := sapsim.NewLandscape(sapsim.Options{})
+	for _, c := range []struct {
+		production, simulated, works bool
+	}{{false, false, true}, {false, true, true}, {true, true, true}, {true, false, false}} {
+		r := &sapconn.Resolver{Simulated: land, Production: c.production}
+		api, err := r.Connector("ECC", c.simulated, sap.Target{})
+		if !c.works {
+			var noURL *sapconn.NoConnectorURLError
+			require.ErrorAs(t, err, &noURL, "%+v", c)
+			assert.Nil(t, api)
+			assert.Contains(t, err.Error(), "has no connector URL")
+			continue
+		}
+		require.NoError(t, err, "%+v", c)
+		var info sap.SystemInfo
+		require.NoError(t, api.Call(context.Background(), sap.EndpointSystemInfo, struct{}{}, &info))
+		assert.Equal(t, "ECC", info.SystemID)
+	}
+
+	// Resolved as a workspace connection, the error names it and reaches the model.
+	e := saptools.New([]sapconn.Conn{{ID: "c1", Name: "ECC", SystemType: "ECC", API: sapconn.Unconnected(&sapconn.NoConnectorURLError{Connection: "ECC"})}})
+	_, err := e.GetTableSchema(context.Background(), args(t, tools.SAPGetTableSchema, `{"table":"MARA"}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connection ECC has no connector URL")
 }
