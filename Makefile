@@ -3,7 +3,7 @@ GO ?= go
 NPM ?= npm
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: dev test test-go test-web build generate lint bench services fuzz web web-deps node sapsim oracle-public
+.PHONY: dev test test-go test-web build generate lint lint-web bench services fuzz web web-deps node sapsim oracle-public
 
 # What the page is built from: rebuilding when none of it changed is skipped.
 WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/package.json \
@@ -72,6 +72,11 @@ generate:
 lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+# The page: ESLint (web/eslint.config.js) and TypeScript's checks of the page and its browser tests.
+lint-web: web-deps
+	cd web && $(NPM) run lint
+	cd web && $(NPM) run typecheck
 
 bench: services
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count=1 -timeout 30m ./...

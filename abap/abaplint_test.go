@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/sapagent/sapagent/internal/testenv"
 )
 
 // oracleDir is where internal/abapref installs its pinned abaplint (package-lock.json).
@@ -17,12 +19,12 @@ const oracleDir = "../internal/abapref/oracle"
 func TestPackagePassesAbaplint(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("abaplint skipped: Node.js (node) is not installed")
+		testenv.Missing(t, "abaplint skipped: Node.js (node) is not installed")
 	}
 	if _, err := os.Stat(filepath.Join(oracleDir, "node_modules/@abaplint/core/package.json")); err != nil {
 		npm, err := exec.LookPath("npm")
 		if err != nil {
-			t.Skip("abaplint skipped: npm is not installed")
+			testenv.Missing(t, "abaplint skipped: npm is not installed")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()

@@ -68,12 +68,7 @@ func (h *hungRedis) stop() {
 }
 
 func TestAttackMessageIsAcceptedWhileRedisIsDownOrHung(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	rd := &privateRedis{t: t, port: freePort(t)}
-	rd.start()
-	t.Cleanup(rd.stop)
+	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)
 		scriptedTools(c, o)
@@ -235,12 +230,7 @@ func (w *replyWatcher) read(ws *socket) (cursor string, finished bool) {
 }
 
 func TestAttackRedisDataLossMidReplyEveryClientShowsTheStoredReply(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	rd := &privateRedis{t: t, port: freePort(t)}
-	rd.start()
-	t.Cleanup(rd.stop)
+	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)
 		o.OfflineLLM.Rules = []offlinellm.Rule{{Name: "slow", Match: `^tell me a long story$`, TokenDelay: &offlinellm.Duration{Duration: 40 * time.Millisecond}}}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
@@ -73,12 +72,7 @@ func assertUnavailable(t *testing.T, a answer, what string) {
 // fails open) and are not slowed by it: each answers within about a second, not after the
 // Redis client's dial and read timeouts and retries.
 func TestRedisOutageLeavesMutationsFastAndUnlimited(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	rd := &privateRedis{t: t, port: freePort(t)}
-	rd.start()
-	t.Cleanup(rd.stop)
+	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)
 	})

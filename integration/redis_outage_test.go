@@ -18,6 +18,7 @@ import (
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/devstack"
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/testenv"
 )
 
 // privateRedis runs a Redis server of this test's own, so it can be stopped and restarted.
@@ -25,6 +26,18 @@ type privateRedis struct {
 	t    *testing.T
 	port int
 	cmd  *exec.Cmd
+}
+
+// startPrivateRedis starts a Redis of the test's own on a free port, stopped at the end.
+func startPrivateRedis(t *testing.T) *privateRedis {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		testenv.Missing(t, "redis-server is not installed")
+	}
+	rd := &privateRedis{t: t, port: freePort(t)}
+	rd.start()
+	t.Cleanup(rd.stop)
+	return rd
 }
 
 func (r *privateRedis) start() {
@@ -42,12 +55,7 @@ func (r *privateRedis) stop() {
 }
 
 func TestRedisOutageMidTurnLosesNothingSilently(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	rd := &privateRedis{t: t, port: freePort(t)}
-	rd.start()
-	t.Cleanup(rd.stop)
+	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)
 		scriptedTools(c, o)
@@ -105,12 +113,7 @@ func TestRedisOutageMidTurnLosesNothingSilently(t *testing.T) {
 // every client is resynchronised and ends with the stored text (the publisher follows the
 // first frame of the new numbering with a reset holding the whole text, issue 18).
 func TestRedisRestartedEmptyMidReplyResynchronisesEveryClient(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	rd := &privateRedis{t: t, port: freePort(t)}
-	rd.start()
-	t.Cleanup(rd.stop)
+	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)
 		scriptedTools(c, o)

@@ -43,6 +43,7 @@ import (
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/testenv"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -259,13 +260,13 @@ func postgresBinDir() string {
 func startPostgres(t testing.TB, logDir string) *pgServer {
 	bin := postgresBinDir()
 	if bin == "" {
-		t.Skip("fault suite: Postgres server binaries (initdb, postgres) are not installed")
+		testenv.Missing(t, "fault suite: Postgres server binaries (initdb, postgres) are not installed")
 	}
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Skip("fault suite: running as root needs the postgres OS user to own the private cluster")
+			testenv.Missing(t, "fault suite: running as root needs the postgres OS user to own the private cluster")
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
@@ -339,7 +340,7 @@ type redisServer struct {
 func startRedis(t testing.TB, logDir string) *redisServer {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("fault suite: redis-server is not installed")
+		testenv.Missing(t, "fault suite: redis-server is not installed")
 	}
 	s := &redisServer{t: t, port: servicePort(t)}
 	s.p = &proc{name: "redis", path: bin, log: filepath.Join(logDir, "redis.log"), env: []string{"PATH=" + os.Getenv("PATH")},

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sapagent/sapagent/internal/testenv"
 )
 
 // oracleCorpora are the ABAP corpora compared with abaplint, with the recall
@@ -65,7 +67,7 @@ func TestAgainstAbaplint(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("abaplint oracle skipped: Node.js (node) is not installed")
+		testenv.Missing(t, "abaplint oracle skipped: Node.js (node) is not installed")
 	}
 	ensureOracle(t)
 	corpora := oracleCorpora
@@ -186,7 +188,7 @@ func ensureOracle(t *testing.T) {
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skip("abaplint oracle skipped: npm is not installed")
+		testenv.Missing(t, "abaplint oracle skipped: npm is not installed")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -98,8 +98,7 @@ function generate(r: Rng): Conversation {
     store({ id: uid, role: 'user', content, status: 'complete', parts: [{ type: 'text', text: content }] })
     setStatus('active')
     const steps = r.int(1, 3)
-    let ended = false
-    for (let s = 0; s < steps && !ended; s++) {
+    for (let s = 0; s < steps; s++) {
       const aid = id('asst')
       const reasoning = r.chance(0.5) ? sentence(r, r.int(1, 6)) : ''
       const text = sentence(r, r.int(1, 30))
@@ -124,13 +123,11 @@ function generate(r: Rng): Conversation {
         const partial = kept.join('')
         store({ id: aid, role: 'assistant', content: partial, status: 'stopped', parts: [{ type: 'text', text: partial }] })
         emit({ type: 'stopped', message_id: uid })
-        ended = true
         break
       }
       if (outcome < 0.15) {
         for (const c of pieces.slice(0, r.int(0, pieces.length))) emit({ type: 'stream', message_id: aid, delta: c })
         emit({ type: 'error', error: 'model unavailable' })
-        ended = true
         break
       }
       for (const c of pieces) emit({ type: 'stream', message_id: aid, delta: c })
@@ -331,7 +328,7 @@ describe('chat reducer: same state as the transcript', () => {
         try {
           expectTranscriptState(s, conv)
         } catch (e) {
-          throw new Error(`seed ${seed}: ${(e as Error).message}`)
+          throw new Error(`seed ${seed}: ${(e as Error).message}`, { cause: e })
         }
       }
     })

@@ -36,9 +36,12 @@ export function DiffTab() {
   useEffect(() => setTarget(step), [path])
   const lastPage = list.pages[list.pages.length - 1]
   const paging = { loaded: list.items.length, target, hasMore: list.hasMore, loading: list.loadingMore || list.isLoading }
+  const fetchNext = shouldFetchNext(paging)
+  const { loadMore } = list
+  // Pages until the target is loaded: each page ends loading, which asks again.
   useEffect(() => {
-    if (shouldFetchNext(paging)) void list.loadMore()
-  }, [paging.loaded, paging.target, paging.hasMore, paging.loading])
+    if (fetchNext) void loadMore()
+  }, [fetchNext, loadMore])
   const counts = list.first?.counts
   const status = diffStatusText({ ...paging, lastPageEmpty: !!lastPage && (lastPage.data?.length ?? 0) === 0 })
 

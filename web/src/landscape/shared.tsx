@@ -1,6 +1,6 @@
 // Building blocks the landscape tabs share: the connection picker, cursor paging with
 // "Load more", and the loading / empty / error states (409 no_index offers a sync).
-import { useContext, useEffect, useRef, useState, type ReactNode } from 'react'
+import { useCallback, useContext, useEffect, useRef, useState, type ReactNode } from 'react'
 import useSWR from 'swr'
 import useSWRInfinite from 'swr/infinite'
 import { Link, useNavigate } from 'react-router'
@@ -56,7 +56,7 @@ export function useCursorList<T, P extends Page<T> = Page<T>>(path: string | nul
   }, { revalidateFirstPage: false })
   const version = useContext(LandscapeContext)?.version ?? 0
   const seen = useRef(version)
-  const { mutate } = res
+  const { mutate, setSize } = res
   useEffect(() => {
     if (seen.current === version) return
     seen.current = version
@@ -65,11 +65,13 @@ export function useCursorList<T, P extends Page<T> = Page<T>>(path: string | nul
   const pages = res.data ?? []
   const items = pages.flatMap((p) => p.data ?? [])
   const last = pages[pages.length - 1]
+  // Stable, so an effect that pages on its own can depend on it.
+  const loadMore = useCallback(() => setSize((n) => n + 1), [setSize])
   const loadingMore = res.isLoading || (res.size > 0 && res.data !== undefined && typeof res.data[res.size - 1] === 'undefined')
   return {
     pages, items, first: pages[0], error: res.error, isLoading: res.isLoading, loadingMore,
     hasMore: !!last?.has_more && !!last.next_cursor,
-    loadMore: () => res.setSize(res.size + 1),
+    loadMore,
     mutate: res.mutate,
   }
 }
