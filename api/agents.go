@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -17,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/workflows"
 )
@@ -32,49 +32,49 @@ type createAgentRequest struct {
 // be started the row is rolled back, so no agent exists without its conversation.
 func (s *Server) createAgent(c *gin.Context) {
 	var req createAgentRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
 	req.Name = strings.TrimSpace(req.Name)
 	if utf8.RuneCountInString(req.Name) > maxNameLength || strings.ContainsRune(req.Name, 0) {
-		badRequest(c, "invalid_name", fmt.Sprintf("name must be at most %d characters without NUL", maxNameLength))
+		httpx.BadRequest(c, "invalid_name", fmt.Sprintf("name must be at most %d characters without NUL", maxNameLength))
 		return
 	}
 	if req.WorkspaceID == "" {
-		badRequest(c, "missing_field", "workspace_id is required")
+		httpx.BadRequest(c, "missing_field", "workspace_id is required")
 		return
 	}
 	workspaceID, err := uuid.Parse(req.WorkspaceID)
 	if err != nil {
-		badRequest(c, "invalid_id", "workspace_id is not a UUID")
+		httpx.BadRequest(c, "invalid_id", "workspace_id is not a UUID")
 		return
 	}
-	if _, ok := s.workspaceByID(c, workspaceID, false); !ok {
+	if _, ok := s.acc.WorkspaceByID(c, workspaceID, false); !ok {
 		return
 	}
 	ctx := c.Request.Context()
 	tx, err := s.Store.Pool.Begin(ctx)
 	if err != nil {
-		unavailable(c, "the database")
+		httpx.Unavailable(c, "the database")
 		return
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
-	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: workspaceID, Name: req.Name, CreatedBy: userOf(c)})
+	agent, err := store.CreateAgent(ctx, tx, store.Agent{ID: uuid.New(), WorkspaceID: workspaceID, Name: req.Name, CreatedBy: httpx.User(c)})
 	if err != nil {
 		s.Log.Error("create agent", "error", err)
-		unavailable(c, "the database")
+		httpx.Unavailable(c, "the database")
 		return
 	}
-	tctx, cancel := s.temporalContext(ctx)
+	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
 	_, err = s.Temporal.ExecuteWorkflow(tctx, s.conversationStart(agent), workflows.ConversationWorkflowName, s.conversationInput(agent))
 	cancel()
 	if err != nil {
-		s.logTemporalFailure(ctx, "start conversation", err)
-		unavailable(c, "the workflow service")
+		httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "start conversation", err)
+		httpx.Unavailable(c, "the workflow service")
 		return
 	}
 	if err := tx.Commit(ctx); err != nil {
-		unavailable(c, "the database")
+		httpx.Unavailable(c, "the database")
 		return
 	}
 	c.JSON(http.StatusCreated, agent)
@@ -83,31 +83,31 @@ func (s *Server) createAgent(c *gin.Context) {
 // listAgents lists a workspace's agents (?workspace_id=, required), newest first;
 // ?archived=true lists the archived ones.
 func (s *Server) listAgents(c *gin.Context) {
-	cur, limit, ok := listParams(c)
+	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
 	}
 	wsID, err := uuid.Parse(c.Query("workspace_id"))
 	if err != nil {
-		badRequest(c, "invalid_id", "workspace_id query parameter is missing or not a UUID")
+		httpx.BadRequest(c, "invalid_id", "workspace_id query parameter is missing or not a UUID")
 		return
 	}
 	archived := c.Query("archived") == "true"
 	if v := c.Query("archived"); v != "" && v != "true" && v != "false" {
-		badRequest(c, "invalid_field", "archived must be true or false")
+		httpx.BadRequest(c, "invalid_field", "archived must be true or false")
 		return
 	}
-	agents, err := s.Store.ListAgentsFor(c.Request.Context(), wsID, userOf(c), archived, cur, limit+1)
+	agents, err := s.Store.ListAgentsFor(c.Request.Context(), wsID, httpx.User(c), archived, cur, limit+1)
 	if err != nil {
-		s.storeFailed(c, err, "agents")
+		s.acc.StoreFailed(c, err, "agents")
 		return
 	}
 	if len(agents) == 0 { // empty, or not visible: tell 403/404 apart
-		if _, ok := s.workspaceByID(c, wsID, false); !ok {
+		if _, ok := s.acc.WorkspaceByID(c, wsID, false); !ok {
 			return
 		}
 	}
-	page(c, agents, limit, func(a store.Agent) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
+	httpx.Page(c, agents, limit, func(a store.Agent) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
 }
 
 type updateAgentRequest struct {
@@ -118,26 +118,26 @@ type updateAgentRequest struct {
 
 // updateAgent renames (name) and/or archives or restores (archived) an agent.
 func (s *Server) updateAgent(c *gin.Context) {
-	id, ok := uuidParam(c, "id", "agent")
+	id, ok := httpx.UUIDParam(c, "id", "agent")
 	if !ok {
 		return
 	}
 	var req updateAgentRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
 	if req.Name == nil && req.Archived == nil && req.Model == nil {
-		badRequest(c, "missing_field", "nothing to update: give name, archived and/or model")
+		httpx.BadRequest(c, "missing_field", "nothing to update: give name, archived and/or model")
 		return
 	}
 	if req.Model != nil && *req.Model != "" && s.ValidateModel != nil {
 		if err := s.ValidateModel(*req.Model); err != nil {
-			badRequest(c, "invalid_model", err.Error())
+			httpx.BadRequest(c, "invalid_model", err.Error())
 			return
 		}
 	}
 	if req.Name != nil {
-		name, ok := requiredName(c, "name", *req.Name, maxNameLength)
+		name, ok := httpx.RequiredName(c, "name", *req.Name, maxNameLength)
 		if !ok {
 			return
 		}
@@ -147,7 +147,7 @@ func (s *Server) updateAgent(c *gin.Context) {
 }
 
 func (s *Server) archiveAgent(c *gin.Context) {
-	id, ok := uuidParam(c, "id", "agent")
+	id, ok := httpx.UUIDParam(c, "id", "agent")
 	if !ok {
 		return
 	}
@@ -156,9 +156,9 @@ func (s *Server) archiveAgent(c *gin.Context) {
 }
 
 func (s *Server) saveAgent(c *gin.Context, id uuid.UUID, req updateAgentRequest) {
-	agent, err := s.Store.UpdateAgent(c.Request.Context(), id, userOf(c), req.Name, req.Archived, req.Model)
+	agent, err := s.Store.UpdateAgent(c.Request.Context(), id, httpx.User(c), req.Name, req.Archived, req.Model)
 	if err != nil {
-		s.storeFailed(c, err, "agent")
+		s.acc.StoreFailed(c, err, "agent")
 		return
 	}
 	c.JSON(http.StatusOK, agent)
@@ -194,17 +194,17 @@ func (s *Server) conversationInput(a store.Agent) workflows.ConversationInput {
 func (s *Server) loadAgent(c *gin.Context) (store.Agent, bool) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		badRequest(c, "invalid_id", "agent id is not a UUID")
+		httpx.BadRequest(c, "invalid_id", "agent id is not a UUID")
 		return store.Agent{}, false
 	}
-	agent, err := s.Store.GetAgentFor(c.Request.Context(), id, userOf(c))
+	agent, err := s.Store.GetAgentFor(c.Request.Context(), id, httpx.User(c))
 	if errors.Is(err, store.ErrNotFound) {
-		notFound(c, "agent")
+		httpx.NotFound(c, "agent")
 		return agent, false
 	}
 	if err != nil {
 		s.Log.Error("load agent", "error", err)
-		unavailable(c, "the database")
+		httpx.Unavailable(c, "the database")
 		return agent, false
 	}
 	return agent, true
@@ -234,10 +234,10 @@ func (s *Server) sendMessage(c *gin.Context) {
 	var req sendMessageRequest
 	// JSON escaping can make a body several times larger than its content; the content limit
 	// below is the one users see.
-	if !decodeJSON(c, int64(6*s.MaxMessageBytes+4096), &req) {
+	if !httpx.DecodeJSON(c, int64(6*s.MaxMessageBytes+4096), &req) {
 		return
 	}
-	s.respond(c, s.deliver(c.Request.Context(), agent, userOf(c), req))
+	s.respond(c, s.deliver(c.Request.Context(), agent, httpx.User(c), req))
 }
 
 // outcome is an action's answer, shared by the REST handlers and the WebSocket commands.
@@ -247,7 +247,7 @@ type outcome struct {
 }
 
 func failure(status int, code, message string) outcome {
-	return outcome{status, apiError{Error: message, Code: code}}
+	return outcome{status, httpx.Error{Error: message, Code: code}}
 }
 
 func (s *Server) respond(c *gin.Context, o outcome) {
@@ -255,7 +255,7 @@ func (s *Server) respond(c *gin.Context, o outcome) {
 		c.Header("Retry-After", "5")
 	}
 	if o.status >= 400 {
-		abort(c, o.status, o.body)
+		httpx.Abort(c, o.status, o.body)
 		return
 	}
 	c.JSON(o.status, o.body)
@@ -287,7 +287,7 @@ func (s *Server) deliver(ctx context.Context, agent store.Agent, user string, re
 	// Bounded: while Temporal is unreachable the SDK retries until the deadline. A 503 after
 	// the deadline may still have delivered the message; the client retries with the same
 	// client_message_id (the update ID), which Temporal and the workflow deliver once.
-	tctx, cancel := s.temporalContext(ctx)
+	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
 	defer cancel()
 	start := s.Temporal.NewWithStartWorkflowOperation(s.conversationStart(agent), workflows.ConversationWorkflowName, s.conversationInput(agent))
 	handle, err := s.Temporal.UpdateWithStartWorkflow(tctx, client.UpdateWithStartWorkflowOptions{
@@ -352,7 +352,7 @@ func (s *Server) listMessages(c *gin.Context) {
 	if !ok {
 		return
 	}
-	after, limit, ok := pageParams(c, true)
+	after, limit, ok := httpx.PageParams(c, true)
 	if !ok {
 		return
 	}
@@ -362,7 +362,7 @@ func (s *Server) listMessages(c *gin.Context) {
 	if v := c.Query("before"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 || c.Query("cursor") != "" {
-			badRequest(c, "invalid_cursor", "before must be a message seq (≥ 1) and cannot be combined with cursor")
+			httpx.BadRequest(c, "invalid_cursor", "before must be a message seq (≥ 1) and cannot be combined with cursor")
 			return
 		}
 		before = n
@@ -376,7 +376,7 @@ func (s *Server) listMessages(c *gin.Context) {
 	}
 	if err != nil {
 		s.Log.Error("list messages", "error", err)
-		unavailable(c, "the database")
+		httpx.Unavailable(c, "the database")
 		return
 	}
 	hasMore := len(msgs) > limit
@@ -414,40 +414,8 @@ func (s *Server) updateOutcome(ctx context.Context, err error, what string) outc
 	if errors.As(err, &notFoundErr) {
 		return failure(http.StatusConflict, "not_running", "the conversation is not running (nothing to approve or stop)")
 	}
-	s.logTemporalFailure(ctx, what, err)
+	httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, what, err)
 	return failure(http.StatusServiceUnavailable, "unavailable", "the workflow service is unavailable, try again shortly")
-}
-
-// defaultTemporalTimeout applies when TemporalTimeout is unset.
-const defaultTemporalTimeout = 5 * time.Second
-
-// temporalContext bounds one call to Temporal made while answering a request: the SDK retries
-// an unreachable server until its context ends, which would otherwise be a minute or more.
-func (s *Server) temporalContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	t := s.TemporalTimeout
-	if t <= 0 {
-		t = defaultTemporalTimeout
-	}
-	return context.WithTimeout(ctx, t)
-}
-
-// logTemporalFailure logs a failed Temporal call unless the client had already gone (its
-// request context ended): that is no outage.
-func (s *Server) logTemporalFailure(ctx context.Context, what string, err error) {
-	if ctx.Err() != nil {
-		return
-	}
-	if errors.Is(err, context.DeadlineExceeded) || isDeadline(err) {
-		s.Log.Warn(what+": Temporal did not answer in time", "timeout", s.TemporalTimeout, "error", err)
-		return
-	}
-	s.Log.Error(what, "error", err)
-}
-
-// isDeadline recognises the deadline as the SDK reports it (a service error, not the context's).
-func isDeadline(err error) bool {
-	var de *serviceerror.DeadlineExceeded
-	return errors.As(err, &de)
 }
 
 type approveRequest struct {
@@ -461,10 +429,10 @@ func (s *Server) approveCalls(c *gin.Context) {
 		return
 	}
 	var req approveRequest
-	if !decodeJSON(c, 64<<10, &req) {
+	if !httpx.DecodeJSON(c, 64<<10, &req) {
 		return
 	}
-	s.respond(c, s.decide(c.Request.Context(), agent, userOf(c), req))
+	s.respond(c, s.decide(c.Request.Context(), agent, httpx.User(c), req))
 }
 
 // decide sends user's decisions. Who decides, their role and the workspace's approval rules come
@@ -478,7 +446,7 @@ func (s *Server) decide(ctx context.Context, agent store.Agent, user string, req
 		if d.ToolCallID == "" || len(d.ToolCallID) > 200 || len(d.Reason) > 1000 {
 			return failure(http.StatusBadRequest, "invalid_field", "each decision needs a tool_call_id (and a reason of at most 1000 bytes)")
 		}
-		if !textOK(d.ToolCallID) || !textOK(d.Reason) {
+		if !httpx.TextOK(d.ToolCallID) || !httpx.TextOK(d.Reason) {
 			return failure(http.StatusBadRequest, "invalid_text", "tool_call_id and reason must be valid UTF-8 without NUL characters")
 		}
 	}
@@ -523,7 +491,7 @@ func (s *Server) stop(ctx context.Context, agent store.Agent) outcome {
 // update sends an update to the agent's running conversation and waits (at most
 // TemporalTimeout) for its result.
 func (s *Server) update(ctx context.Context, agent store.Agent, name string, arg any, out any) error {
-	ctx, cancel := s.temporalContext(ctx)
+	ctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
 	defer cancel()
 	opts := client.UpdateWorkflowOptions{
 		WorkflowID: workflows.ConversationWorkflowID(agent.ID.String()), UpdateName: name, WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -546,7 +514,7 @@ func (s *Server) listApprovals(c *gin.Context) {
 	}
 	pending := []workflows.PendingApproval{}
 	if agent.Status == workflows.StatusWaiting {
-		ctx, cancel := s.temporalContext(c.Request.Context())
+		ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 		v, err := s.Temporal.QueryWorkflow(ctx, workflows.ConversationWorkflowID(agent.ID.String()), "", workflows.QueryState)
 		cancel()
 		if err != nil {
@@ -555,10 +523,10 @@ func (s *Server) listApprovals(c *gin.Context) {
 		}
 		var st workflows.State
 		if err := v.Get(&st); err != nil {
-			unavailable(c, "the workflow service")
+			httpx.Unavailable(c, "the workflow service")
 			return
 		}
 		pending = st.PendingApprovals
 	}
-	all(c, pending)
+	httpx.All(c, pending)
 }

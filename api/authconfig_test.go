@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/store"
 )
@@ -126,7 +127,7 @@ func TestAttachmentsAreCheckedBeforeDelivery(t *testing.T) {
 	} {
 		_, o := s.checkAttachments(ctx, agent, "alice", list)
 		assert.Equal(t, http.StatusBadRequest, o.status, name)
-		assert.Equal(t, "invalid_attachment", o.body.(apiError).Code, name)
+		assert.Equal(t, "invalid_attachment", o.body.(httpx.Error).Code, name)
 	}
 	// A user who cannot see the workspace cannot attach its files (same answer as unknown).
 	_, o = s.checkAttachments(ctx, agent, "mallory", []string{mine.String()})

@@ -11,6 +11,8 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/sapagent/sapagent/api/httpx"
 )
 
 // CodecCookie carries an operator's token for browsers that cannot send a header: the Temporal
@@ -53,17 +55,17 @@ func (s *Server) codecHandler(op string) gin.HandlerFunc {
 			return
 		}
 		if ns := c.GetHeader("X-Namespace"); ns != "" && ns != s.Codec.Namespace {
-			badRequest(c, "unknown_namespace", fmt.Sprintf("this codec serves namespace %q only", s.Codec.Namespace))
+			httpx.BadRequest(c, "unknown_namespace", fmt.Sprintf("this codec serves namespace %q only", s.Codec.Namespace))
 			return
 		}
 		raw, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxCodecBody))
 		if err != nil {
-			badRequest(c, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", maxCodecBody))
+			httpx.BadRequest(c, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", maxCodecBody))
 			return
 		}
 		var in commonpb.Payloads
 		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(raw, &in); err != nil {
-			badRequest(c, "invalid_json", `request body must be {"payloads":[{"metadata":{…},"data":"<base64>"}]}`)
+			httpx.BadRequest(c, "invalid_json", `request body must be {"payloads":[{"metadata":{…},"data":"<base64>"}]}`)
 			return
 		}
 		var out []*commonpb.Payload
@@ -74,12 +76,12 @@ func (s *Server) codecHandler(op string) gin.HandlerFunc {
 		}
 		if err != nil {
 			// The codec's errors name a key ID at most, never payload content.
-			badRequest(c, "invalid_payload", err.Error())
+			httpx.BadRequest(c, "invalid_payload", err.Error())
 			return
 		}
 		body, err := protojson.Marshal(&commonpb.Payloads{Payloads: out})
 		if err != nil {
-			badRequest(c, "invalid_payload", "payloads cannot be encoded as JSON")
+			httpx.BadRequest(c, "invalid_payload", "payloads cannot be encoded as JSON")
 			return
 		}
 		if op == "decode" {
@@ -103,18 +105,18 @@ func (s *Server) codecOperator(c *gin.Context) (string, bool) {
 	}
 	if token == "" {
 		c.Header("WWW-Authenticate", `Bearer realm="sapagent"`)
-		fail(c, http.StatusUnauthorized, "unauthorized", "missing bearer token")
+		httpx.Fail(c, http.StatusUnauthorized, "unauthorized", "missing bearer token")
 		return "", false
 	}
 	user, err := s.Auth.Verify(token)
 	if err != nil {
 		c.Header("WWW-Authenticate", `Bearer realm="sapagent", error="invalid_token"`)
-		fail(c, http.StatusUnauthorized, "unauthorized", "invalid token")
+		httpx.Fail(c, http.StatusUnauthorized, "unauthorized", "invalid token")
 		return "", false
 	}
 	if !slices.Contains(s.Codec.Operators, user) {
 		s.Log.Warn("codec: refused a caller who is not an operator", "user", user)
-		fail(c, http.StatusForbidden, "forbidden", "workflow payloads are shown to operators only (OPERATORS)")
+		httpx.Fail(c, http.StatusForbidden, "forbidden", "workflow payloads are shown to operators only (OPERATORS)")
 		return "", false
 	}
 	return user, true
@@ -128,7 +130,7 @@ func (s *Server) codecCORS(c *gin.Context) bool {
 		return true // not a browser
 	}
 	if !slices.ContainsFunc(s.Codec.Origins, func(o string) bool { return strings.EqualFold(o, origin) }) {
-		fail(c, http.StatusForbidden, "origin_not_allowed", "origin "+origin+" may not call the codec (CODEC_ALLOWED_ORIGINS)")
+		httpx.Fail(c, http.StatusForbidden, "origin_not_allowed", "origin "+origin+" may not call the codec (CODEC_ALLOWED_ORIGINS)")
 		return false
 	}
 	h := c.Writer.Header()

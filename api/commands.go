@@ -74,7 +74,7 @@ func (s *Server) commandAllowed(ctx context.Context, g *streamGuard, run func() 
 	if refusal, end := s.commandAccess(ctx, g); refusal.status != 0 {
 		return refusal, end
 	}
-	if ok, retry := s.allowMutation(ctx, g.key.user); !ok {
+	if ok, retry := s.limiter.AllowMutation(ctx, g.key.user); !ok {
 		return failure(http.StatusTooManyRequests, "rate_limited", "too many changes; retry after "+retry.String()), accessEnd{}
 	}
 	return run(), accessEnd{}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
@@ -43,7 +44,7 @@ func defaultCredentialMode(production bool) string {
 // apply validates the request onto c (PATCH semantics: absent fields stay; creating: c is new).
 func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c *store.Connection) bool {
 	if r.Name != nil {
-		name, ok := requiredName(ctx, "name", *r.Name, 100)
+		name, ok := httpx.RequiredName(ctx, "name", *r.Name, 100)
 		if !ok {
 			return false
 		}
@@ -61,7 +62,7 @@ func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c 
 		if u != "" {
 			parsed, err := url.Parse(u)
 			if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" || len(u) > 2048 {
-				badRequest(ctx, "invalid_url", "connector_url must be an http(s) URL (or empty for the built-in simulator)")
+				httpx.BadRequest(ctx, "invalid_url", "connector_url must be an http(s) URL (or empty for the built-in simulator)")
 				return false
 			}
 		}
@@ -72,7 +73,7 @@ func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c 
 		case "development", "test", "production":
 			c.Environment = *r.Environment
 		default:
-			badRequest(ctx, "invalid_environment", "environment must be development, test or production")
+			httpx.BadRequest(ctx, "invalid_environment", "environment must be development, test or production")
 			return false
 		}
 	}
@@ -82,12 +83,12 @@ func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c 
 			c.CredentialMode = m
 		case store.CredentialTechnicalUserAll:
 			if production {
-				badRequest(ctx, "credential_mode_not_allowed", "a production server never lets the technical user write for members without their own SAP login: use user_login_required or technical_user_reads")
+				httpx.BadRequest(ctx, "credential_mode_not_allowed", "a production server never lets the technical user write for members without their own SAP login: use user_login_required or technical_user_reads")
 				return false
 			}
 			c.CredentialMode = m
 		default:
-			badRequest(ctx, "invalid_credential_mode", "credential_mode must be user_login_required, technical_user_reads or technical_user_all")
+			httpx.BadRequest(ctx, "invalid_credential_mode", "credential_mode must be user_login_required, technical_user_reads or technical_user_all")
 			return false
 		}
 	}
@@ -96,7 +97,7 @@ func (r connectionRequest) apply(ctx *gin.Context, production, creating bool, c 
 	}
 	if c.ConnectorURL != "" {
 		if _, err := guardFor(production, *c).CheckResolved(ctx.Request.Context(), c.ConnectorURL); err != nil {
-			badRequest(ctx, "blocked_url", err.Error())
+			httpx.BadRequest(ctx, "blocked_url", err.Error())
 			return false
 		}
 	}
@@ -113,14 +114,14 @@ func (r connectionRequest) applySync(ctx *gin.Context, c *store.Connection) bool
 			continue
 		}
 		if err := syncschedule.ValidateCron(*f.v); err != nil {
-			badRequest(ctx, "invalid_schedule", err.Error())
+			httpx.BadRequest(ctx, "invalid_schedule", err.Error())
 			return false
 		}
 		*f.dst = strings.TrimSpace(*f.v)
 	}
 	if r.SyncTimeZone != nil {
 		if err := syncschedule.ValidateTimeZone(*r.SyncTimeZone); err != nil {
-			badRequest(ctx, "invalid_schedule", err.Error())
+			httpx.BadRequest(ctx, "invalid_schedule", err.Error())
 			return false
 		}
 		c.SyncTimeZone = *r.SyncTimeZone
@@ -139,7 +140,7 @@ func (r connectionRequest) applySimulated(ctx *gin.Context, production, creating
 		c.Simulated = false // a real connector replaces the simulator
 	}
 	if c.Simulated && c.ConnectorURL != "" {
-		badRequest(ctx, "simulated_with_url", `a simulated connection has no connector_url: send "connector_url": "" with "simulated": true, or leave simulated out`)
+		httpx.BadRequest(ctx, "simulated_with_url", `a simulated connection has no connector_url: send "connector_url": "" with "simulated": true, or leave simulated out`)
 		return false
 	}
 	if c.ConnectorURL != "" || c.Simulated {
@@ -152,7 +153,7 @@ func (r connectionRequest) applySimulated(ctx *gin.Context, production, creating
 	// Production, no URL, not simulated: refuse when this request makes it so; an older row
 	// in that state may still be renamed (its tools answer with an error meanwhile).
 	if creating || r.ConnectorURL != nil || r.Simulated != nil {
-		badRequest(ctx, "connector_url_required", `in production a connection needs a connector_url; to use the built-in simulated SAP system instead, send "simulated": true`)
+		httpx.BadRequest(ctx, "connector_url_required", `in production a connection needs a connector_url; to use the built-in simulated SAP system instead, send "simulated": true`)
 		return false
 	}
 	return true
@@ -164,7 +165,7 @@ func systemType(c *gin.Context, v string) (string, bool) {
 	case "ECC", "S4HANA":
 		return t, true
 	}
-	badRequest(c, "invalid_system_type", "system_type must be ECC or S4HANA")
+	httpx.BadRequest(c, "invalid_system_type", "system_type must be ECC or S4HANA")
 	return "", false
 }
 
@@ -175,29 +176,29 @@ func guardFor(serverProduction bool, c store.Connection) sap.Guard {
 }
 
 func (s *Server) listConnections(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	conns, err := s.Store.ListConnections(c.Request.Context(), w.ID)
 	if err != nil {
-		s.storeFailed(c, err, "connections")
+		s.acc.StoreFailed(c, err, "connections")
 		return
 	}
-	all(c, conns)
+	httpx.All(c, conns)
 }
 
 func (s *Server) createConnection(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", true)
+	w, ok := s.acc.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
 	var req connectionRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
 	if req.Name == nil || req.SystemType == nil {
-		badRequest(c, "missing_field", "name and system_type are required")
+		httpx.BadRequest(c, "missing_field", "name and system_type are required")
 		return
 	}
 	conn := store.Connection{WorkspaceID: w.ID, Environment: "development", CredentialMode: defaultCredentialMode(s.Production)}
@@ -206,7 +207,7 @@ func (s *Server) createConnection(c *gin.Context) {
 	}
 	created, err := s.Store.CreateConnection(c.Request.Context(), conn)
 	if err != nil {
-		s.storeFailed(c, err, "connection")
+		s.acc.StoreFailed(c, err, "connection")
 		return
 	}
 	// The connection exists only with its sync schedules: if Temporal refuses them, the row goes.
@@ -221,35 +222,35 @@ func (s *Server) createConnection(c *gin.Context) {
 
 // connectionAccess resolves :id and :connId (404 when the connection is not in the workspace).
 func (s *Server) connectionAccess(c *gin.Context, needAdmin bool) (store.Connection, bool) {
-	w, ok := s.workspaceAccess(c, "id", needAdmin)
+	w, ok := s.acc.Workspace(c, "id", needAdmin)
 	if !ok {
 		return store.Connection{}, false
 	}
-	id, ok := uuidParam(c, "connId", "connection")
+	id, ok := httpx.UUIDParam(c, "connId", "connection")
 	if !ok {
 		return store.Connection{}, false
 	}
 	conn, err := s.Store.GetConnection(c.Request.Context(), w.ID, id)
 	if err != nil {
-		s.storeFailed(c, err, "connection")
+		s.acc.StoreFailed(c, err, "connection")
 		return conn, false
 	}
 	return conn, true
 }
 
 func (s *Server) getConnection(c *gin.Context) {
-	if conn, ok := s.connectionAccess(c, false); ok {
+	if conn, ok := s.acc.Connection(c, false); ok {
 		c.JSON(http.StatusOK, conn)
 	}
 }
 
 func (s *Server) updateConnection(c *gin.Context) {
-	conn, ok := s.connectionAccess(c, true)
+	conn, ok := s.acc.Connection(c, true)
 	if !ok {
 		return
 	}
 	var req connectionRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
 	before := conn
@@ -263,14 +264,14 @@ func (s *Server) updateConnection(c *gin.Context) {
 	}
 	updated, err := s.Store.UpdateConnection(c.Request.Context(), conn)
 	if err != nil {
-		s.storeFailed(c, err, "connection")
+		s.acc.StoreFailed(c, err, "connection")
 		return
 	}
 	c.JSON(http.StatusOK, updated)
 }
 
 func (s *Server) deleteConnection(c *gin.Context) {
-	conn, ok := s.connectionAccess(c, true)
+	conn, ok := s.acc.Connection(c, true)
 	if !ok {
 		return
 	}
@@ -280,7 +281,7 @@ func (s *Server) deleteConnection(c *gin.Context) {
 		return
 	}
 	if err := s.Store.DeleteConnection(c.Request.Context(), conn.WorkspaceID, conn.ID); err != nil {
-		s.storeFailed(c, err, "connection")
+		s.acc.StoreFailed(c, err, "connection")
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -291,16 +292,16 @@ var secretName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 const maxSecretBytes = 8 << 10
 
 func (s *Server) listSecrets(c *gin.Context) {
-	conn, ok := s.connectionAccess(c, true)
+	conn, ok := s.acc.Connection(c, true)
 	if !ok {
 		return
 	}
 	names, err := s.Store.ListConnectionSecretNames(c.Request.Context(), conn.ID)
 	if err != nil {
-		s.storeFailed(c, err, "secrets")
+		s.acc.StoreFailed(c, err, "secrets")
 		return
 	}
-	all(c, names)
+	httpx.All(c, names)
 }
 
 type secretRequest struct {
@@ -309,38 +310,38 @@ type secretRequest struct {
 
 // setSecret stores a write-only value (connector_key, host, sysnr, client, router…).
 func (s *Server) setSecret(c *gin.Context) {
-	conn, ok := s.connectionAccess(c, true)
+	conn, ok := s.acc.Connection(c, true)
 	if !ok {
 		return
 	}
 	name := c.Param("name")
 	if !secretName.MatchString(name) {
-		badRequest(c, "invalid_name", "secret name must be lower-case letters, digits and _ (max 64), starting with a letter")
+		httpx.BadRequest(c, "invalid_name", "secret name must be lower-case letters, digits and _ (max 64), starting with a letter")
 		return
 	}
 	var req secretRequest
-	if !decodeJSON(c, 4*maxSecretBytes, &req) {
+	if !httpx.DecodeJSON(c, 4*maxSecretBytes, &req) {
 		return
 	}
 	if req.Value == "" || len(req.Value) > maxSecretBytes {
-		badRequest(c, "invalid_value", fmt.Sprintf("value must be 1 to %d bytes", maxSecretBytes))
+		httpx.BadRequest(c, "invalid_value", fmt.Sprintf("value must be 1 to %d bytes", maxSecretBytes))
 		return
 	}
 	keyID, ct := s.Secrets.Seal([]byte(req.Value), secrets.ConnectionSecretAAD(conn.ID.String(), name))
 	if err := s.Store.SetConnectionSecret(c.Request.Context(), conn.ID, name, store.SealedValue{KeyID: keyID, Ciphertext: ct}); err != nil {
-		s.storeFailed(c, err, "secret")
+		s.acc.StoreFailed(c, err, "secret")
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"name": name, "connection_id": conn.ID})
 }
 
 func (s *Server) deleteSecret(c *gin.Context) {
-	conn, ok := s.connectionAccess(c, true)
+	conn, ok := s.acc.Connection(c, true)
 	if !ok {
 		return
 	}
 	if err := s.Store.DeleteConnectionSecret(c.Request.Context(), conn.ID, c.Param("name")); err != nil {
-		s.storeFailed(c, err, "secret")
+		s.acc.StoreFailed(c, err, "secret")
 		return
 	}
 	c.Status(http.StatusNoContent)

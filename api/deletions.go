@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/workflows"
 )
@@ -23,62 +24,62 @@ type deletionStarted struct {
 // deleteWorkspace hides the workspace at once and starts its deletion (202). A repeated
 // DELETE, also while the deletion runs, answers the same deletion.
 func (s *Server) deleteWorkspace(c *gin.Context) {
-	id, ok := uuidParam(c, "id", "workspace")
+	id, ok := httpx.UUIDParam(c, "id", "workspace")
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	orgID, role, err := s.Store.WorkspaceRole(ctx, id, userOf(c))
+	orgID, role, err := s.Store.WorkspaceRole(ctx, id, httpx.User(c))
 	switch {
 	case err != nil:
-		s.storeFailed(c, err, "workspace")
+		s.acc.StoreFailed(c, err, "workspace")
 		return
 	case role == "":
-		fail(c, http.StatusForbidden, "forbidden", "you are not a member of this workspace")
+		httpx.Fail(c, http.StatusForbidden, "forbidden", "you are not a member of this workspace")
 		return
 	case role != store.RoleAdmin:
-		fail(c, http.StatusForbidden, "forbidden", "this needs the workspace admin role")
+		httpx.Fail(c, http.StatusForbidden, "forbidden", "this needs the workspace admin role")
 		return
 	}
 	if err := s.Store.MarkWorkspaceDeleting(ctx, id); err != nil {
-		s.storeFailed(c, err, "workspace")
+		s.acc.StoreFailed(c, err, "workspace")
 		return
 	}
 	s.startDeletion(c, workflows.DeletionWorkspace, workflows.DeleteWorkspaceWorkflowName,
-		workflows.DeletionInput{ID: id.String(), OrgID: orgID.String(), RequestedBy: userOf(c)})
+		workflows.DeletionInput{ID: id.String(), OrgID: orgID.String(), RequestedBy: httpx.User(c)})
 }
 
 // deleteOrg: owners only; hides the org and its workspaces, then deletes them in a workflow.
 func (s *Server) deleteOrg(c *gin.Context) {
-	id, ok := uuidParam(c, "id", "organization")
+	id, ok := httpx.UUIDParam(c, "id", "organization")
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	role, err := s.Store.OrgRole(ctx, id, userOf(c))
+	role, err := s.Store.OrgRole(ctx, id, httpx.User(c))
 	switch {
 	case err != nil:
-		s.storeFailed(c, err, "organization")
+		s.acc.StoreFailed(c, err, "organization")
 		return
 	case role == "":
-		fail(c, http.StatusForbidden, "forbidden", "you are not a member of this organization")
+		httpx.Fail(c, http.StatusForbidden, "forbidden", "you are not a member of this organization")
 		return
 	case role != store.RoleOwner:
-		fail(c, http.StatusForbidden, "forbidden", "this needs the organization owner role")
+		httpx.Fail(c, http.StatusForbidden, "forbidden", "this needs the organization owner role")
 		return
 	}
 	if err := s.Store.MarkOrgDeleting(ctx, id); err != nil {
-		s.storeFailed(c, err, "organization")
+		s.acc.StoreFailed(c, err, "organization")
 		return
 	}
 	s.startDeletion(c, workflows.DeletionOrg, workflows.DeleteOrgWorkflowName,
-		workflows.DeletionInput{ID: id.String(), OrgID: id.String(), RequestedBy: userOf(c)})
+		workflows.DeletionInput{ID: id.String(), OrgID: id.String(), RequestedBy: httpx.User(c)})
 }
 
 func (s *Server) startDeletion(c *gin.Context, kind, workflowName string, in workflows.DeletionInput) {
 	ctx := c.Request.Context()
 	wfID := workflows.DeletionWorkflowID(kind, in.ID)
-	tctx, cancel := s.temporalContext(ctx)
+	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
 	_, err := s.Temporal.ExecuteWorkflow(tctx, client.StartWorkflowOptions{
 		ID: wfID, TaskQueue: s.TaskQueue, StaticSummary: "Delete " + kind + " " + in.ID,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
@@ -86,8 +87,8 @@ func (s *Server) startDeletion(c *gin.Context, kind, workflowName string, in wor
 	cancel()
 	if err != nil {
 		// The target stays hidden; repeating the DELETE starts the deletion.
-		s.logTemporalFailure(ctx, "start deletion", err)
-		unavailable(c, "the workflow service")
+		httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "start deletion", err)
+		httpx.Unavailable(c, "the workflow service")
 		return
 	}
 	c.JSON(http.StatusAccepted, deletionStarted{DeletionID: wfID, StatusURL: "/api/deletions/" + kind + "/" + in.ID})
@@ -103,16 +104,16 @@ type deletionStatus struct {
 func (s *Server) getDeletion(c *gin.Context) {
 	kind := c.Param("kind")
 	if kind != workflows.DeletionWorkspace && kind != workflows.DeletionOrg {
-		badRequest(c, "invalid_kind", "kind must be workspace or org")
+		httpx.BadRequest(c, "invalid_kind", "kind must be workspace or org")
 		return
 	}
-	id, ok := uuidParam(c, "id", kind)
+	id, ok := httpx.UUIDParam(c, "id", kind)
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
 	wfID := workflows.DeletionWorkflowID(kind, id.String())
-	tctx, cancel := s.temporalContext(ctx)
+	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
 	defer cancel()
 	v, err := s.Temporal.QueryWorkflow(tctx, wfID, "", workflows.QueryDeletion)
 	var st workflows.DeletionStatus
@@ -122,15 +123,15 @@ func (s *Server) getDeletion(c *gin.Context) {
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
-		notFound(c, "deletion")
+		httpx.NotFound(c, "deletion")
 		return
 	case err != nil:
-		s.logTemporalFailure(ctx, "query deletion", err)
-		unavailable(c, "the workflow service")
+		httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "query deletion", err)
+		httpx.Unavailable(c, "the workflow service")
 		return
 	}
-	if st.RequestedBy != userOf(c) && !s.isOrgOwner(c, st.OrgID) {
-		notFound(c, "deletion") // others do not learn that it exists
+	if st.RequestedBy != httpx.User(c) && !s.isOrgOwner(c, st.OrgID) {
+		httpx.NotFound(c, "deletion") // others do not learn that it exists
 		return
 	}
 	c.JSON(http.StatusOK, deletionStatus{DeletionID: wfID, DeletionStatus: st})
@@ -141,6 +142,6 @@ func (s *Server) isOrgOwner(c *gin.Context, orgID string) bool {
 	if err != nil {
 		return false
 	}
-	role, err := s.Store.OrgRole(c.Request.Context(), id, userOf(c))
+	role, err := s.Store.OrgRole(c.Request.Context(), id, httpx.User(c))
 	return err == nil && role == store.RoleOwner
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/sapagent/sapagent/api/httpx"
 )
 
 // userName is what the development sign-in accepts as a user ID.
@@ -18,17 +20,17 @@ type devTokenRequest struct {
 // which is what a development stack is for. Production never routes it.
 func (s *Server) devToken(c *gin.Context) {
 	var req devTokenRequest
-	if !decodeJSON(c, 1<<10, &req) {
+	if !httpx.DecodeJSON(c, 1<<10, &req) {
 		return
 	}
 	if !userName.MatchString(req.User) {
-		badRequest(c, "invalid_user", "user must be 1 to 100 letters, digits or . _ @ - (starting with a letter or digit)")
+		httpx.BadRequest(c, "invalid_user", "user must be 1 to 100 letters, digits or . _ @ - (starting with a letter or digit)")
 		return
 	}
 	tok, exp, err := s.DevTokens(req.User)
 	if err != nil {
 		s.Log.Error("mint development token", "error", err)
-		unavailable(c, "token signing")
+		httpx.Unavailable(c, "token signing")
 		return
 	}
 	c.Header("Cache-Control", "no-store")

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/store"
 )
@@ -28,40 +29,40 @@ var allowedFileTypes = map[string]bool{
 // from the content (never trusted from the client); the sha256 is computed while storing.
 func (s *Server) uploadFile(c *gin.Context) {
 	if !strings.HasPrefix(c.ContentType(), "multipart/form-data") {
-		fail(c, http.StatusUnsupportedMediaType, "unsupported_media_type", "upload with multipart/form-data (fields workspace_id and file)")
+		httpx.Fail(c, http.StatusUnsupportedMediaType, "unsupported_media_type", "upload with multipart/form-data (fields workspace_id and file)")
 		return
 	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.MaxFileBytes+64<<10)
 	if err := c.Request.ParseMultipartForm(8 << 20); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			fail(c, http.StatusRequestEntityTooLarge, "file_too_large", fmt.Sprintf("files are limited to %d bytes", s.MaxFileBytes))
+			httpx.Fail(c, http.StatusRequestEntityTooLarge, "file_too_large", fmt.Sprintf("files are limited to %d bytes", s.MaxFileBytes))
 			return
 		}
-		badRequest(c, "invalid_multipart", "body is not valid multipart/form-data")
+		httpx.BadRequest(c, "invalid_multipart", "body is not valid multipart/form-data")
 		return
 	}
 	defer c.Request.MultipartForm.RemoveAll() //nolint:errcheck // temp files
 	wsID, err := uuid.Parse(c.Request.FormValue("workspace_id"))
 	if err != nil {
-		badRequest(c, "invalid_id", "workspace_id is missing or not a UUID")
+		httpx.BadRequest(c, "invalid_id", "workspace_id is missing or not a UUID")
 		return
 	}
-	w, ok := s.workspaceByID(c, wsID, false)
+	w, ok := s.acc.WorkspaceByID(c, wsID, false)
 	if !ok {
 		return
 	}
 	file, header, err := c.Request.FormFile("file")
 	if err != nil {
-		badRequest(c, "missing_field", "file is required")
+		httpx.BadRequest(c, "missing_field", "file is required")
 		return
 	}
 	defer file.Close()
 	if header.Size > s.MaxFileBytes {
-		fail(c, http.StatusRequestEntityTooLarge, "file_too_large", fmt.Sprintf("files are limited to %d bytes", s.MaxFileBytes))
+		httpx.Fail(c, http.StatusRequestEntityTooLarge, "file_too_large", fmt.Sprintf("files are limited to %d bytes", s.MaxFileBytes))
 		return
 	}
-	name, ok := requiredName(c, "file name", path.Base(strings.ReplaceAll(header.Filename, "\\", "/")), 255)
+	name, ok := httpx.RequiredName(c, "file name", path.Base(strings.ReplaceAll(header.Filename, "\\", "/")), 255)
 	if !ok {
 		return
 	}
@@ -69,19 +70,19 @@ func (s *Server) uploadFile(c *gin.Context) {
 	n, _ := io.ReadFull(file, head)
 	contentType := sniff(head[:n], name)
 	if !allowedFileTypes[contentType] {
-		fail(c, http.StatusUnsupportedMediaType, "unsupported_file_type",
+		httpx.Fail(c, http.StatusUnsupportedMediaType, "unsupported_file_type",
 			"file type "+contentType+" is not accepted; upload PDF, PNG, JPEG, GIF, WebP, text, Markdown or CSV")
 		return
 	}
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
-		unavailable(c, "file storage")
+		httpx.Unavailable(c, "file storage")
 		return
 	}
 	// Checked before the bytes are stored (cheap refusal) and again, atomically, with the row.
 	if s.WorkspaceStorageBytes > 0 {
 		used, err := s.Store.WorkspaceStorageUsed(c.Request.Context(), w.ID)
 		if err != nil {
-			s.storeFailed(c, err, "file")
+			s.acc.StoreFailed(c, err, "file")
 			return
 		}
 		if used+header.Size > s.WorkspaceStorageBytes {
@@ -94,11 +95,11 @@ func (s *Server) uploadFile(c *gin.Context) {
 	hash := sha256.New()
 	if err := s.Blobs.Put(c.Request.Context(), key, io.TeeReader(file, hash), header.Size, contentType); err != nil {
 		s.Log.Error("blob put", "error", err)
-		unavailable(c, "file storage")
+		httpx.Unavailable(c, "file storage")
 		return
 	}
 	f, err := s.Store.CreateFile(c.Request.Context(), store.File{
-		ID: id, WorkspaceID: w.ID, UploadedBy: userOf(c), Name: name, ContentType: contentType,
+		ID: id, WorkspaceID: w.ID, UploadedBy: httpx.User(c), Name: name, ContentType: contentType,
 		Size: header.Size, SHA256: hex.EncodeToString(hash.Sum(nil)), StorageKey: key,
 	}, s.WorkspaceStorageBytes)
 	if err != nil {
@@ -107,14 +108,14 @@ func (s *Server) uploadFile(c *gin.Context) {
 			s.quotaExceeded(c)
 			return
 		}
-		s.storeFailed(c, err, "file")
+		s.acc.StoreFailed(c, err, "file")
 		return
 	}
 	c.JSON(http.StatusCreated, f)
 }
 
 func (s *Server) quotaExceeded(c *gin.Context) {
-	fail(c, http.StatusRequestEntityTooLarge, "storage_quota_exceeded",
+	httpx.Fail(c, http.StatusRequestEntityTooLarge, "storage_quota_exceeded",
 		fmt.Sprintf("the workspace's files may hold at most %d bytes together; delete files first", s.WorkspaceStorageBytes))
 }
 
@@ -133,13 +134,13 @@ func sniff(head []byte, name string) string {
 }
 
 func (s *Server) fileFor(c *gin.Context) (store.File, bool) {
-	id, ok := uuidParam(c, "id", "file")
+	id, ok := httpx.UUIDParam(c, "id", "file")
 	if !ok {
 		return store.File{}, false
 	}
-	f, err := s.Store.GetFileFor(c.Request.Context(), id, userOf(c))
+	f, err := s.Store.GetFileFor(c.Request.Context(), id, httpx.User(c))
 	if err != nil {
-		s.storeFailed(c, err, "file")
+		s.acc.StoreFailed(c, err, "file")
 		return f, false
 	}
 	return f, true
@@ -158,12 +159,12 @@ func (s *Server) downloadFile(c *gin.Context) {
 	}
 	r, err := s.Blobs.Get(c.Request.Context(), f.StorageKey)
 	if errors.Is(err, blob.ErrNotFound) {
-		notFound(c, "file content")
+		httpx.NotFound(c, "file content")
 		return
 	}
 	if err != nil {
 		s.Log.Error("blob get", "error", err)
-		unavailable(c, "file storage")
+		httpx.Unavailable(c, "file storage")
 		return
 	}
 	defer r.Close()
@@ -181,20 +182,20 @@ func (s *Server) deleteFile(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if f.UploadedBy != userOf(c) {
-		w, err := s.Store.WorkspaceAccess(c.Request.Context(), f.WorkspaceID, userOf(c))
+	if f.UploadedBy != httpx.User(c) {
+		w, err := s.Store.WorkspaceAccess(c.Request.Context(), f.WorkspaceID, httpx.User(c))
 		if err != nil {
-			s.storeFailed(c, err, "file")
+			s.acc.StoreFailed(c, err, "file")
 			return
 		}
 		if w.Role != store.RoleAdmin {
-			fail(c, http.StatusForbidden, "forbidden", "only the member who uploaded the file or a workspace admin may delete it")
+			httpx.Fail(c, http.StatusForbidden, "forbidden", "only the member who uploaded the file or a workspace admin may delete it")
 			return
 		}
 	}
-	f, err := s.Store.DeleteFileFor(c.Request.Context(), f.ID, userOf(c))
+	f, err := s.Store.DeleteFileFor(c.Request.Context(), f.ID, httpx.User(c))
 	if err != nil {
-		s.storeFailed(c, err, "file")
+		s.acc.StoreFailed(c, err, "file")
 		return
 	}
 	if err := s.Blobs.Delete(c.Request.Context(), f.StorageKey); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/landscape"
 	"github.com/sapagent/sapagent/internal/store"
 )
@@ -43,7 +44,7 @@ var indexReadRoutes = map[string]bool{
 // within the budgets (429 rate_limited with Retry-After otherwise). The workspace's budget is
 // checked only for its members, so an outsider cannot use it up.
 func (s *Server) indexReadAccess(c *gin.Context) (store.Workspace, bool) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return w, false
 	}
@@ -58,15 +59,15 @@ func (s *Server) indexReadAccess(c *gin.Context) (store.Workspace, bool) {
 		key string
 		n   int
 		per string
-	}{{"ratelimit-index:user:" + userOf(c), perUser, "per user"}, {"ratelimit-index:workspace:" + w.ID.String(), perWorkspace, "per workspace"}} {
-		res, ok := s.checkLimitOf(c.Request.Context(), b.key, b.n)
+	}{{"ratelimit-index:user:" + httpx.User(c), perUser, "per user"}, {"ratelimit-index:workspace:" + w.ID.String(), perWorkspace, "per workspace"}} {
+		res, ok := s.limiter.CheckOf(c.Request.Context(), b.key, b.n)
 		if !ok {
 			continue // the limiter's Redis is unavailable: fail open, like the other budgets
 		}
 		if res.Allowed == 0 {
 			c.Header("X-RateLimit-Limit", strconv.Itoa(b.n))
 			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
-			fail(c, http.StatusTooManyRequests, "rate_limited", "too many index reads (dashboard, diff, inventory, Clean Core): at most "+
+			httpx.Fail(c, http.StatusTooManyRequests, "rate_limited", "too many index reads (dashboard, diff, inventory, Clean Core): at most "+
 				strconv.Itoa(b.n)+" per minute "+b.per+"; retry after the Retry-After seconds")
 			return w, false
 		}
@@ -80,10 +81,10 @@ const defaultTopPackages = 20
 // landscapeFailed answers a landscape read error.
 func (s *Server) landscapeFailed(c *gin.Context, err error, what string) {
 	if errors.Is(err, landscape.ErrNoIndex) {
-		fail(c, http.StatusConflict, "no_index", "the connection has no index yet: run a sync first")
+		httpx.Fail(c, http.StatusConflict, "no_index", "the connection has no index yet: run a sync first")
 		return
 	}
-	s.storeFailed(c, err, what)
+	s.acc.StoreFailed(c, err, what)
 }
 
 // indexedConnection resolves the query parameter param to a connection of workspace ws that
@@ -92,12 +93,12 @@ func (s *Server) landscapeFailed(c *gin.Context, err error, what string) {
 func (s *Server) indexedConnection(c *gin.Context, ws store.Workspace, param string) (landscape.Graph, bool) {
 	raw := c.Query(param)
 	if raw == "" {
-		badRequest(c, "missing_field", param+" is required")
+		httpx.BadRequest(c, "missing_field", param+" is required")
 		return landscape.Graph{}, false
 	}
 	id, err := uuid.Parse(raw)
 	if err != nil {
-		badRequest(c, "invalid_id", param+" is not a UUID")
+		httpx.BadRequest(c, "invalid_id", param+" is not a UUID")
 		return landscape.Graph{}, false
 	}
 	g, err := s.landscape().Indexed(c.Request.Context(), ws.ID, id)
@@ -123,13 +124,13 @@ func landscapeList[T any](c *gin.Context, p landscape.Page[T], extra gin.H) {
 
 // landscapeCursor reads ?cursor= and ?limit= for a list keyed by n strings.
 func landscapeCursor(c *gin.Context, n int) (*landscape.Cursor, int, bool) {
-	_, limit, ok := pageParams(c, false)
+	_, limit, ok := httpx.PageParams(c, false)
 	if !ok {
 		return nil, 0, false
 	}
 	cur, err := landscape.DecodeCursor(c.Query("cursor"), n)
 	if err != nil {
-		badRequest(c, "invalid_cursor", err.Error())
+		httpx.BadRequest(c, "invalid_cursor", err.Error())
 		return nil, 0, false
 	}
 	return cur, limit, true
@@ -143,13 +144,13 @@ func objectFilter(c *gin.Context) (landscape.ObjectFilter, bool) {
 		Query:   strings.TrimSpace(c.Query("q")),
 	}
 	if len(f.Type) > 10 || len(f.Package) > 40 || len(f.Query) > 120 {
-		badRequest(c, "invalid_field", "type (10), package (40) or q (120 characters) is too long")
+		httpx.BadRequest(c, "invalid_field", "type (10), package (40) or q (120 characters) is too long")
 		return f, false
 	}
 	if v := c.Query("custom"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			badRequest(c, "invalid_field", "custom must be true or false")
+			httpx.BadRequest(c, "invalid_field", "custom must be true or false")
 			return f, false
 		}
 		f.Custom = &b
@@ -168,7 +169,7 @@ func (s *Server) getDashboard(c *gin.Context) {
 	if v := c.Query("top"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > landscape.MaxTop {
-			badRequest(c, "invalid_field", "top must be an integer from 1 to "+strconv.Itoa(landscape.MaxTop))
+			httpx.BadRequest(c, "invalid_field", "top must be an integer from 1 to "+strconv.Itoa(landscape.MaxTop))
 			return
 		}
 		top = n
@@ -176,14 +177,14 @@ func (s *Server) getDashboard(c *gin.Context) {
 	ctx := c.Request.Context()
 	graphs, err := s.landscape().Graphs(ctx, w.ID)
 	if err != nil {
-		s.storeFailed(c, err, "connections")
+		s.acc.StoreFailed(c, err, "connections")
 		return
 	}
 	out := make([]landscape.Dashboard, 0, len(graphs))
 	for _, g := range graphs {
 		d, err := s.landscape().Dashboard(ctx, g, top)
 		if err != nil {
-			s.storeFailed(c, err, "dashboard")
+			s.acc.StoreFailed(c, err, "dashboard")
 			return
 		}
 		out = append(out, d)
@@ -200,7 +201,7 @@ func (s *Server) getDashboardDiff(c *gin.Context) {
 	}
 	kind := c.DefaultQuery("kind", landscape.DiffChanged)
 	if !landscape.ValidDiffKind(kind) {
-		badRequest(c, "invalid_field", "kind must be only_left, only_right or changed")
+		httpx.BadRequest(c, "invalid_field", "kind must be only_left, only_right or changed")
 		return
 	}
 	f, ok := objectFilter(c)
@@ -212,7 +213,7 @@ func (s *Server) getDashboardDiff(c *gin.Context) {
 		return
 	}
 	if c.Query("left") != "" && c.Query("left") == c.Query("right") {
-		badRequest(c, "invalid_field", "left and right must be two different connections")
+		httpx.BadRequest(c, "invalid_field", "left and right must be two different connections")
 		return
 	}
 	left, ok := s.indexedConnection(c, w, "left")
@@ -226,12 +227,12 @@ func (s *Server) getDashboardDiff(c *gin.Context) {
 	ctx := c.Request.Context()
 	counts, err := s.landscape().DiffCounts(ctx, left, right, f)
 	if err != nil {
-		s.storeFailed(c, err, "diff")
+		s.acc.StoreFailed(c, err, "diff")
 		return
 	}
 	p, err := s.landscape().Diff(ctx, left, right, kind, f, cur, limit)
 	if err != nil {
-		s.storeFailed(c, err, "diff")
+		s.acc.StoreFailed(c, err, "diff")
 		return
 	}
 	landscapeList(c, p, gin.H{"kind": kind, "counts": counts,
@@ -259,7 +260,7 @@ func (s *Server) getDashboardObjects(c *gin.Context) {
 	}
 	p, err := s.landscape().Objects(c.Request.Context(), g, f, cur, limit)
 	if err != nil {
-		s.storeFailed(c, err, "objects")
+		s.acc.StoreFailed(c, err, "objects")
 		return
 	}
 	landscapeList(c, p, gin.H{"generation": g.Generation})
@@ -269,7 +270,7 @@ func (s *Server) getDashboardObjects(c *gin.Context) {
 func levelParam(c *gin.Context) (string, bool) {
 	l := strings.ToUpper(strings.TrimSpace(c.Query("level")))
 	if l != "" && (len(l) != 1 || l < "A" || l > "D") {
-		badRequest(c, "invalid_field", "level must be A, B, C or D")
+		httpx.BadRequest(c, "invalid_field", "level must be A, B, C or D")
 		return "", false
 	}
 	return l, true
@@ -287,7 +288,7 @@ func (s *Server) getCleanCore(c *gin.Context) {
 	}
 	pkg := strings.ToUpper(strings.TrimSpace(c.Query("package")))
 	if len(pkg) > 40 {
-		badRequest(c, "invalid_field", "package is longer than 40 characters")
+		httpx.BadRequest(c, "invalid_field", "package is longer than 40 characters")
 		return
 	}
 	cur, limit, ok := landscapeCursor(c, 2)
@@ -301,12 +302,12 @@ func (s *Server) getCleanCore(c *gin.Context) {
 	ctx := c.Request.Context()
 	summary, err := s.landscape().CleanCoreSummary(ctx, g, pkg)
 	if err != nil {
-		s.storeFailed(c, err, "clean core")
+		s.acc.StoreFailed(c, err, "clean core")
 		return
 	}
 	p, err := s.landscape().Findings(ctx, g, landscape.FindingFilter{Level: level, Package: pkg}, cur, limit)
 	if err != nil {
-		s.storeFailed(c, err, "clean core")
+		s.acc.StoreFailed(c, err, "clean core")
 		return
 	}
 	landscapeList(c, p, gin.H{"summary": summary, "generation": g.Generation, "connection_id": g.ConnectionID, "system_type": g.SystemType})
@@ -315,14 +316,14 @@ func (s *Server) getCleanCore(c *gin.Context) {
 // getCleanCoreObject: one object's level with every reason and its conversion items. The
 // name is a wildcard so namespaced names (/ABC/CL_X) need no escaping.
 func (s *Server) getCleanCoreObject(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	objType := strings.ToUpper(c.Param("type"))
 	name := strings.ToUpper(strings.TrimPrefix(c.Param("name"), "/"))
 	if name == "" || len(name) > 120 || len(objType) > 10 {
-		badRequest(c, "invalid_field", "the path needs an object type (at most 10 characters) and a name (at most 120)")
+		httpx.BadRequest(c, "invalid_field", "the path needs an object type (at most 10 characters) and a name (at most 120)")
 		return
 	}
 	g, ok := s.indexedConnection(c, w, "connection_id")
@@ -331,7 +332,7 @@ func (s *Server) getCleanCoreObject(c *gin.Context) {
 	}
 	o, err := s.landscape().CleanCoreObject(c.Request.Context(), g, objType, name)
 	if err != nil {
-		s.storeFailed(c, err, "clean core analysis of "+objType+" "+name)
+		s.acc.StoreFailed(c, err, "clean core analysis of "+objType+" "+name)
 		return
 	}
 	c.JSON(http.StatusOK, o)
@@ -339,13 +340,13 @@ func (s *Server) getCleanCoreObject(c *gin.Context) {
 
 // getDocs lists the connection's generated docs (?kind=).
 func (s *Server) getDocs(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	kind := c.Query("kind")
 	if kind != "" && !landscape.ValidDocKind(kind) {
-		badRequest(c, "invalid_field", "kind must be package, object, er_diagram or business_process")
+		httpx.BadRequest(c, "invalid_field", "kind must be package, object, er_diagram or business_process")
 		return
 	}
 	cur, limit, ok := landscapeCursor(c, 2)
@@ -358,7 +359,7 @@ func (s *Server) getDocs(c *gin.Context) {
 	}
 	p, err := s.landscape().Docs(c.Request.Context(), g, kind, cur, limit)
 	if err != nil {
-		s.storeFailed(c, err, "docs")
+		s.acc.StoreFailed(c, err, "docs")
 		return
 	}
 	landscapeList(c, p, gin.H{"generation": g.Generation})
@@ -366,22 +367,22 @@ func (s *Server) getDocs(c *gin.Context) {
 
 // getDoc answers one doc: raw Markdown for Accept: text/markdown or ?format=markdown, else JSON.
 func (s *Server) getDoc(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	kind, subject := c.Param("kind"), strings.TrimPrefix(c.Param("subject"), "/")
 	if !landscape.ValidDocKind(kind) {
-		badRequest(c, "invalid_field", "kind must be package, object, er_diagram or business_process")
+		httpx.BadRequest(c, "invalid_field", "kind must be package, object, er_diagram or business_process")
 		return
 	}
 	if subject == "" || len(subject) > 300 {
-		badRequest(c, "invalid_field", "the path needs a subject (at most 300 characters)")
+		httpx.BadRequest(c, "invalid_field", "the path needs a subject (at most 300 characters)")
 		return
 	}
 	format := c.Query("format")
 	if format != "" && format != "markdown" && format != "json" {
-		badRequest(c, "invalid_field", "format must be markdown or json")
+		httpx.BadRequest(c, "invalid_field", "format must be markdown or json")
 		return
 	}
 	g, ok := s.indexedConnection(c, w, "connection_id")
@@ -390,7 +391,7 @@ func (s *Server) getDoc(c *gin.Context) {
 	}
 	d, err := s.landscape().Doc(c.Request.Context(), g, kind, subject)
 	if err != nil {
-		s.storeFailed(c, err, "doc")
+		s.acc.StoreFailed(c, err, "doc")
 		return
 	}
 	if format == "markdown" || (format == "" && strings.Contains(c.GetHeader("Accept"), "text/markdown")) {
@@ -411,16 +412,16 @@ func (s *Server) getSource(c *gin.Context) {
 		objType = strings.ToUpper(strings.TrimSpace(c.Query("object_type")))
 	}
 	if name == "" || len(name) > 120 {
-		badRequest(c, "missing_field", "name is required (at most 120 characters)")
+		httpx.BadRequest(c, "missing_field", "name is required (at most 120 characters)")
 		return
 	}
 	if len(objType) > 4 {
-		badRequest(c, "invalid_field", "type is an SAP object type such as PROG, CLAS, FUNC, DDLS")
+		httpx.BadRequest(c, "invalid_field", "type is an SAP object type such as PROG, CLAS, FUNC, DDLS")
 		return
 	}
 	if v := c.Query("connection_id"); v != "" {
 		if _, err := uuid.Parse(v); err != nil {
-			badRequest(c, "invalid_id", "connection_id is not a UUID")
+			httpx.BadRequest(c, "invalid_id", "connection_id is not a UUID")
 			return
 		}
 	}
@@ -428,13 +429,13 @@ func (s *Server) getSource(c *gin.Context) {
 	if v := c.Query("live"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			badRequest(c, "invalid_field", "live must be true or false")
+			httpx.BadRequest(c, "invalid_field", "live must be true or false")
 			return
 		}
 		live = b
 	}
 	if !live {
-		w, ok := s.workspaceAccess(c, "id", false)
+		w, ok := s.acc.Workspace(c, "id", false)
 		if !ok {
 			return
 		}
@@ -444,7 +445,7 @@ func (s *Server) getSource(c *gin.Context) {
 		}
 		src, found, err := s.landscape().Source(c.Request.Context(), g, objType, name)
 		if err != nil {
-			s.storeFailed(c, err, "source")
+			s.acc.StoreFailed(c, err, "source")
 			return
 		}
 		if found {
@@ -468,11 +469,11 @@ func (s *Server) sourceConnection(c *gin.Context, w store.Workspace) (landscape.
 		graphs, err := s.landscape().Graphs(ctx, w.ID)
 		switch {
 		case err != nil:
-			s.storeFailed(c, err, "connections")
+			s.acc.StoreFailed(c, err, "connections")
 		case len(graphs) == 0:
-			fail(c, http.StatusNotFound, "not_found", "this workspace has no SAP connection")
+			httpx.Fail(c, http.StatusNotFound, "not_found", "this workspace has no SAP connection")
 		case len(graphs) > 1:
-			badRequest(c, "missing_field", "connection_id is required when the workspace has several connections")
+			httpx.BadRequest(c, "missing_field", "connection_id is required when the workspace has several connections")
 		default:
 			return graphs[0], true
 		}
@@ -480,12 +481,12 @@ func (s *Server) sourceConnection(c *gin.Context, w store.Workspace) (landscape.
 	}
 	id, err := uuid.Parse(raw)
 	if err != nil {
-		badRequest(c, "invalid_id", "connection_id is not a UUID")
+		httpx.BadRequest(c, "invalid_id", "connection_id is not a UUID")
 		return landscape.Graph{}, false
 	}
 	g, err := s.landscape().Graph(ctx, w.ID, id)
 	if err != nil {
-		s.storeFailed(c, err, "connection")
+		s.acc.StoreFailed(c, err, "connection")
 		return g, false
 	}
 	return g, true

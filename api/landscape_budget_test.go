@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/landscape/landscapetest"
 	"github.com/sapagent/sapagent/internal/sapindex"
@@ -166,7 +167,7 @@ func TestIndexReadsAreBudgetedPerUser(t *testing.T) {
 		rec := e.get("alice", path)
 		if rec.Code == http.StatusTooManyRequests {
 			limited++
-			var body apiError
+			var body httpx.Error
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
 			assert.Equal(t, "rate_limited", body.Code, rec.Body.String())
 			assert.NotEmpty(t, body.Error)

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) forgetMember(ctx context.Context, workspaces []uuid.UUID, user 
 }
 
 func (s *Server) tellRemoved(parent context.Context, agentID uuid.UUID, user string) {
-	ctx, cancel := s.temporalContext(parent)
+	ctx, cancel := httpx.TemporalContext(parent, s.TemporalTimeout)
 	defer cancel()
 	h, err := s.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: workflows.ConversationWorkflowID(agentID.String()), UpdateName: workflows.UpdateRemoveMember,
@@ -62,7 +63,7 @@ func (s *Server) tellRemoved(parent context.Context, agentID uuid.UUID, user str
 	switch {
 	case errors.As(err, &notFound): // not running: nothing of hers is waiting
 	case err != nil:
-		s.logTemporalFailure(parent, "removed member: conversation "+agentID.String()+" not told", err)
+		httpx.LogTemporalFailure(parent, s.Log, s.TemporalTimeout, "removed member: conversation "+agentID.String()+" not told", err)
 	default:
 		s.Log.Info("removed member's work stopped", "agent", agentID, "dropped", res.Dropped, "rejected", res.Rejected, "stopped", res.Stopped)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -14,71 +15,71 @@ type orgRequest struct {
 
 func (s *Server) createOrg(c *gin.Context) {
 	var req orgRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
-	name, ok := requiredName(c, "name", req.Name, 200)
+	name, ok := httpx.RequiredName(c, "name", req.Name, 200)
 	if !ok {
 		return
 	}
-	o, err := s.Store.CreateOrg(c.Request.Context(), name, userOf(c))
+	o, err := s.Store.CreateOrg(c.Request.Context(), name, httpx.User(c))
 	if err != nil {
-		s.storeFailed(c, err, "organization")
+		s.acc.StoreFailed(c, err, "organization")
 		return
 	}
 	c.JSON(http.StatusCreated, o)
 }
 
 func (s *Server) listOrgs(c *gin.Context) {
-	cur, limit, ok := listParams(c)
+	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
 	}
-	orgs, err := s.Store.ListOrgs(c.Request.Context(), userOf(c), cur, limit+1)
+	orgs, err := s.Store.ListOrgs(c.Request.Context(), httpx.User(c), cur, limit+1)
 	if err != nil {
-		s.storeFailed(c, err, "organizations")
+		s.acc.StoreFailed(c, err, "organizations")
 		return
 	}
-	page(c, orgs, limit, func(o store.Org) store.Cursor { return store.Cursor{CreatedAt: o.CreatedAt, ID: o.ID} })
+	httpx.Page(c, orgs, limit, func(o store.Org) store.Cursor { return store.Cursor{CreatedAt: o.CreatedAt, ID: o.ID} })
 }
 
 func (s *Server) getOrg(c *gin.Context) {
-	if o, ok := s.orgAccess(c, store.RoleMember); ok {
+	if o, ok := s.acc.Org(c, store.RoleMember); ok {
 		c.JSON(http.StatusOK, o)
 	}
 }
 
 func (s *Server) updateOrg(c *gin.Context) {
-	o, ok := s.orgAccess(c, store.RoleAdmin)
+	o, ok := s.acc.Org(c, store.RoleAdmin)
 	if !ok {
 		return
 	}
 	var req orgRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
-	name, ok := requiredName(c, "name", req.Name, 200)
+	name, ok := httpx.RequiredName(c, "name", req.Name, 200)
 	if !ok {
 		return
 	}
 	if err := s.Store.RenameOrg(c.Request.Context(), o.ID, name); err != nil {
-		s.storeFailed(c, err, "organization")
+		s.acc.StoreFailed(c, err, "organization")
 		return
 	}
 	s.getOrg(c)
 }
 
 func (s *Server) listOrgMembers(c *gin.Context) {
-	o, ok := s.orgAccess(c, store.RoleMember)
+	o, ok := s.acc.Org(c, store.RoleMember)
 	if !ok {
 		return
 	}
 	members, err := s.Store.ListOrgMembers(c.Request.Context(), o.ID)
 	if err != nil {
-		s.storeFailed(c, err, "members")
+		s.acc.StoreFailed(c, err, "members")
 		return
 	}
-	all(c, members)
+	httpx.All(c, members)
 }
 
 type memberRequest struct {
@@ -97,43 +98,43 @@ func (s *Server) updateOrgMember(c *gin.Context) {
 // setOrgMember adds (user from the body) or changes (user from the path) a membership.
 // Admins manage members and admins; only owners grant or take the owner role.
 func (s *Server) setOrgMember(c *gin.Context, pathUser string) {
-	o, ok := s.orgAccess(c, store.RoleAdmin)
+	o, ok := s.acc.Org(c, store.RoleAdmin)
 	if !ok {
 		return
 	}
 	var req memberRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
 	if pathUser != "" {
 		if req.UserID != "" && req.UserID != pathUser {
-			badRequest(c, "invalid_field", "user_id in the body differs from the path")
+			httpx.BadRequest(c, "invalid_field", "user_id in the body differs from the path")
 			return
 		}
 		req.UserID = pathUser
 	}
-	user, ok := userIDField(c, req.UserID)
+	user, ok := httpx.UserIDField(c, req.UserID)
 	if !ok {
 		return
 	}
-	if roleRank[req.Role] == 0 {
-		badRequest(c, "invalid_role", "role must be owner, admin or member")
+	if httpx.RoleRank[req.Role] == 0 {
+		httpx.BadRequest(c, "invalid_role", "role must be owner, admin or member")
 		return
 	}
 	if o.Role != store.RoleOwner {
 		current, err := s.Store.GetOrg(c.Request.Context(), o.ID, user)
 		if err != nil {
-			s.storeFailed(c, err, "organization")
+			s.acc.StoreFailed(c, err, "organization")
 			return
 		}
 		if req.Role == store.RoleOwner || current.Role == store.RoleOwner {
-			fail(c, http.StatusForbidden, "forbidden", "only owners grant or change the owner role")
+			httpx.Fail(c, http.StatusForbidden, "forbidden", "only owners grant or change the owner role")
 			return
 		}
 	}
 	m, lost, err := s.Store.SetOrgMember(c.Request.Context(), o.ID, user, req.Role)
 	if err != nil {
-		s.storeFailed(c, err, "member")
+		s.acc.StoreFailed(c, err, "member")
 		return
 	}
 	s.forgetMember(c.Request.Context(), lost, user) // demoted: workspaces she is no member of are gone
@@ -147,27 +148,27 @@ func (s *Server) setOrgMember(c *gin.Context, pathUser string) {
 func (s *Server) removeOrgMember(c *gin.Context) {
 	user := c.Param("userId")
 	minRole := store.RoleAdmin
-	if user == userOf(c) {
+	if user == httpx.User(c) {
 		minRole = store.RoleMember // anyone may leave
 	}
-	o, ok := s.orgAccess(c, minRole)
+	o, ok := s.acc.Org(c, minRole)
 	if !ok {
 		return
 	}
-	if o.Role != store.RoleOwner && user != userOf(c) {
+	if o.Role != store.RoleOwner && user != httpx.User(c) {
 		target, err := s.Store.GetOrg(c.Request.Context(), o.ID, user)
 		if err != nil {
-			s.storeFailed(c, err, "organization")
+			s.acc.StoreFailed(c, err, "organization")
 			return
 		}
 		if target.Role == store.RoleOwner {
-			fail(c, http.StatusForbidden, "forbidden", "only owners remove owners")
+			httpx.Fail(c, http.StatusForbidden, "forbidden", "only owners remove owners")
 			return
 		}
 	}
-	lost, err := s.Store.RemoveOrgMember(c.Request.Context(), o.ID, user, userOf(c))
+	lost, err := s.Store.RemoveOrgMember(c.Request.Context(), o.ID, user, httpx.User(c))
 	if err != nil {
-		s.storeFailed(c, err, "member")
+		s.acc.StoreFailed(c, err, "member")
 		return
 	}
 	s.forgetMember(c.Request.Context(), lost, user)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/saptools"
 )
@@ -20,45 +21,45 @@ func sapFailed(c *gin.Context, err error) {
 	var ie *saptools.IdentityError
 	switch {
 	case errors.Is(err, sap.ErrBlocked):
-		fail(c, http.StatusBadRequest, "blocked_url", err.Error())
+		httpx.Fail(c, http.StatusBadRequest, "blocked_url", err.Error())
 	case errors.As(err, new(*saptools.NoConnectorURLError)):
-		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
+		httpx.Fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
 	case errors.As(err, &ie):
-		fail(c, http.StatusForbidden, ie.Code, ie.Message)
+		httpx.Fail(c, http.StatusForbidden, ie.Code, ie.Message)
 	case errors.As(err, &se):
 		msg := sap.Describe(err)
 		switch se.Code {
 		case sap.ErrNotFound:
-			fail(c, http.StatusNotFound, "sap_not_found", msg)
+			httpx.Fail(c, http.StatusNotFound, "sap_not_found", msg)
 		case sap.ErrAuthorization:
-			fail(c, http.StatusForbidden, "sap_authorization", msg)
+			httpx.Fail(c, http.StatusForbidden, "sap_authorization", msg)
 		case sap.ErrLogonFailed, sap.ErrConnectorKey:
-			fail(c, http.StatusUnprocessableEntity, "sap_logon_failed", msg)
+			httpx.Fail(c, http.StatusUnprocessableEntity, "sap_logon_failed", msg)
 		case sap.ErrTimeout:
-			fail(c, http.StatusGatewayTimeout, "connector_timeout", msg)
+			httpx.Fail(c, http.StatusGatewayTimeout, "connector_timeout", msg)
 		case sap.ErrSystemUnavailable:
-			fail(c, http.StatusBadGateway, "connector_unavailable", msg)
+			httpx.Fail(c, http.StatusBadGateway, "connector_unavailable", msg)
 		default:
-			fail(c, http.StatusUnprocessableEntity, "sap_error", msg)
+			httpx.Fail(c, http.StatusUnprocessableEntity, "sap_error", msg)
 		}
 	default:
-		fail(c, http.StatusBadGateway, "connector_unavailable", "the connector could not be reached: "+err.Error())
+		httpx.Fail(c, http.StatusBadGateway, "connector_unavailable", "the connector could not be reached: "+err.Error())
 	}
 }
 
 // sapConnections resolves the workspace's connections for the caller (with their SAP login).
 func (s *Server) sapConnections(c *gin.Context) ([]saptools.Conn, bool) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return nil, false
 	}
 	if s.SAP == nil {
-		unavailable(c, "SAP connectivity")
+		httpx.Unavailable(c, "SAP connectivity")
 		return nil, false
 	}
-	conns, err := s.SAP.Connections(c.Request.Context(), w.ID, userOf(c))
+	conns, err := s.SAP.Connections(c.Request.Context(), w.ID, httpx.User(c))
 	if err != nil {
-		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
+		httpx.Fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
 		return nil, false
 	}
 	return conns, true
@@ -71,14 +72,14 @@ func (s *Server) sapConnection(c *gin.Context, connID string) (saptools.Conn, bo
 		return saptools.Conn{}, false
 	}
 	if len(conns) == 0 {
-		fail(c, http.StatusNotFound, "not_found", "this workspace has no SAP connection")
+		httpx.Fail(c, http.StatusNotFound, "not_found", "this workspace has no SAP connection")
 		return saptools.Conn{}, false
 	}
 	if connID == "" {
 		if len(conns) == 1 {
 			return conns[0], true
 		}
-		badRequest(c, "missing_field", "connection_id is required when the workspace has several connections")
+		httpx.BadRequest(c, "missing_field", "connection_id is required when the workspace has several connections")
 		return saptools.Conn{}, false
 	}
 	for _, conn := range conns {
@@ -86,7 +87,7 @@ func (s *Server) sapConnection(c *gin.Context, connID string) (saptools.Conn, bo
 			return conn, true
 		}
 	}
-	notFound(c, "connection")
+	httpx.NotFound(c, "connection")
 	return saptools.Conn{}, false
 }
 
@@ -131,7 +132,7 @@ func (s *Server) connectorHealth(c *gin.Context) {
 		out = append(out, h)
 	}
 	if only != "" && len(out) == 0 {
-		notFound(c, "connection")
+		httpx.NotFound(c, "connection")
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"data": out})
@@ -146,7 +147,7 @@ type testConnectionRequest struct {
 // SAP credentials.
 func (s *Server) testConnection(c *gin.Context) {
 	var req testConnectionRequest
-	if !decodeJSON(c, 4<<10, &req) {
+	if !httpx.DecodeJSON(c, 4<<10, &req) {
 		return
 	}
 	conn, ok := s.sapConnection(c, req.ConnectionID)
@@ -171,11 +172,11 @@ type previewRequest struct {
 // only: it makes the server call a URL of the caller's choosing, through the URL guard). The
 // key and password are used for these calls and kept nowhere.
 func (s *Server) testConnectionPreview(c *gin.Context) {
-	if _, ok := s.workspaceAccess(c, "id", true); !ok {
+	if _, ok := s.acc.Workspace(c, "id", true); !ok {
 		return
 	}
 	var req previewRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
 	typ, ok := systemType(c, req.SystemType)
@@ -184,38 +185,38 @@ func (s *Server) testConnectionPreview(c *gin.Context) {
 	}
 	req.SystemType = typ
 	if len(req.SAPUser) > 40 || len(req.SAPPassword) > 200 || len(req.ConnectorKey) > 4096 || len(req.ConnectorURL) > 2048 {
-		badRequest(c, "invalid_field", "sap_user (40), sap_password (200), connector_key (4096) or connector_url (2048) is too long")
+		httpx.BadRequest(c, "invalid_field", "sap_user (40), sap_password (200), connector_key (4096) or connector_url (2048) is too long")
 		return
 	}
 	if req.Environment == "" {
 		req.Environment = "development"
 	}
 	if req.Environment != "development" && req.Environment != "test" && req.Environment != "production" {
-		badRequest(c, "invalid_environment", "environment must be development, test or production")
+		httpx.BadRequest(c, "invalid_environment", "environment must be development, test or production")
 		return
 	}
 	url := strings.TrimSpace(req.ConnectorURL)
 	if url != "" {
 		if _, err := (sap.Guard{Production: s.Production || req.Environment == "production"}).CheckResolved(c.Request.Context(), url); err != nil {
-			badRequest(c, "blocked_url", err.Error())
+			httpx.BadRequest(c, "blocked_url", err.Error())
 			return
 		}
 	}
 	if url != "" && req.Simulated {
-		badRequest(c, "simulated_with_url", "a simulated connection has no connector_url")
+		httpx.BadRequest(c, "simulated_with_url", "a simulated connection has no connector_url")
 		return
 	}
 	if url == "" && !req.Simulated && s.Production {
-		badRequest(c, "connector_url_required", `in production a connection needs a connector_url; to check the built-in simulated SAP system instead, send "simulated": true`)
+		httpx.BadRequest(c, "connector_url_required", `in production a connection needs a connector_url; to check the built-in simulated SAP system instead, send "simulated": true`)
 		return
 	}
 	if s.SAP == nil {
-		unavailable(c, "SAP connectivity")
+		httpx.Unavailable(c, "SAP connectivity")
 		return
 	}
 	api, err := s.SAP.Connector(req.SystemType, req.Simulated, sap.Target{URL: url, ConnectorKey: req.ConnectorKey, SAPUser: strings.TrimSpace(req.SAPUser), SAPPassword: req.SAPPassword})
 	if err != nil {
-		fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
+		httpx.Fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
 		return
 	}
 	c.JSON(http.StatusOK, runChecks(c.Request.Context(), api, req.SystemType))

@@ -7,13 +7,14 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-redis/redis_rate/v10"
 	"go.temporal.io/sdk/client"
 
+	"github.com/sapagent/sapagent/api/httpx"
+	"github.com/sapagent/sapagent/api/ratelimit"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/events"
@@ -38,8 +39,9 @@ type Server struct {
 	Limiter            *redis_rate.Limiter
 	RedisPrefix        string
 	RateLimitPerMinute int
-	RateLimitTimeout   time.Duration // longest wait for the limiter's Redis before failing open
-	limiterPausedUntil atomic.Int64  // unix ns: the limiter skips Redis until then after a failure
+	RateLimitTimeout   time.Duration      // longest wait for the limiter's Redis before failing open
+	limiter            *ratelimit.Limiter // built by Router from the fields above
+	acc                httpx.Access       // built by Router from Store and Log
 	AllowedOrigins     []string
 	Secrets            *secrets.Keyring
 	Blobs              blob.Store
@@ -95,7 +97,9 @@ func (s *Server) Router() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	s.landscapeCache.Budget, s.landscapeCache.Share = s.LandscapeCacheBytes, s.LandscapeCacheWorkspaceBytes
 	r := gin.New()
-	r.Use(s.recovery(), validText)
+	s.limiter = &ratelimit.Limiter{Redis: s.Limiter, Prefix: s.RedisPrefix, PerMinute: s.RateLimitPerMinute, Timeout: s.RateLimitTimeout, Log: s.Log}
+	s.acc = httpx.Access{Store: s.Store, Log: s.Log}
+	r.Use(s.recovery(), httpx.ValidText)
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(func(c *gin.Context) {
 		// The web chat answers every path outside /api (its own routes included); an unknown
@@ -104,9 +108,11 @@ func (s *Server) Router() *gin.Engine {
 			s.Web.ServeHTTP(c.Writer, c.Request)
 			return
 		}
-		notFound(c, "route")
+		httpx.NotFound(c, "route")
 	})
-	r.NoMethod(func(c *gin.Context) { fail(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed") })
+	r.NoMethod(func(c *gin.Context) {
+		httpx.Fail(c, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed")
+	})
 
 	api := r.Group("/api")
 	api.GET("/health", s.health)
@@ -263,7 +269,16 @@ collect:
 	status, word := http.StatusOK, "ok"
 	if len(failed) > 0 {
 		status, word = http.StatusServiceUnavailable, "degraded"
-		c.Header("Retry-After", retryAfterOutage)
+		c.Header("Retry-After", httpx.RetryAfterOutage)
 	}
 	c.JSON(status, gin.H{"status": word, "checks": checks, "failed": failed})
+}
+
+// recovery turns a panic into a 500 in the API's error shape (and logs it) instead of a
+// dropped connection.
+func (s *Server) recovery() gin.HandlerFunc {
+	return gin.CustomRecovery(func(c *gin.Context, recovered any) {
+		s.Log.Error("handler panic", "path", c.FullPath(), "panic", recovered)
+		httpx.Fail(c, http.StatusInternalServerError, "internal", "internal error")
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/websocket"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/store"
 )
@@ -59,7 +60,7 @@ type sink interface {
 // agent, cursor; then it subscribes, so nothing published from here on is missed.
 func (s *Server) streamStart(c *gin.Context, after string) (store.Agent, events.Cursor, *events.Listener, bool) {
 	if !s.originAllowed(c.Request) {
-		fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
+		httpx.Fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
 		return store.Agent{}, events.Cursor{}, nil, false
 	}
 	agent, ok := s.loadAgent(c)
@@ -77,7 +78,7 @@ func (s *Server) subscribe(c *gin.Context, topic, after string) (events.Cursor, 
 	if after != "" {
 		var err error
 		if cursor, err = events.ParseCursor(after); err != nil {
-			badRequest(c, "invalid_cursor", "after must be an event cursor <epoch>:<seq>")
+			httpx.BadRequest(c, "invalid_cursor", "after must be an event cursor <epoch>:<seq>")
 			return cursor, nil, false
 		}
 	}
@@ -86,7 +87,7 @@ func (s *Server) subscribe(c *gin.Context, topic, after string) (events.Cursor, 
 	l, err := s.Hub.Subscribe(ctx, topic, clientBuffer)
 	if err != nil {
 		s.Log.Warn("subscribe", "error", err)
-		unavailable(c, "the event stream")
+		httpx.Unavailable(c, "the event stream")
 		return cursor, nil, false
 	}
 	return cursor, l, true
@@ -96,14 +97,14 @@ func (s *Server) subscribe(c *gin.Context, topic, after string) (events.Cursor, 
 // with the same resume semantics as an agent's; init carries the workspace.
 func (s *Server) workspaceSocket(c *gin.Context) {
 	if !s.originAllowed(c.Request) {
-		fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
+		httpx.Fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
 		return
 	}
 	release, ok := s.socketSlot(c)
 	if !ok {
 		return
 	}
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		release()
 		return
@@ -114,7 +115,7 @@ func (s *Server) workspaceSocket(c *gin.Context) {
 		release()
 		return
 	}
-	user, expires := userOf(c), expiryOf(c)
+	user, expires := httpx.User(c), httpx.Expiry(c)
 	s.serveSocket(c, l, release, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
 		go drainReads(ws.conn, cancel)
 		g := s.guardStream(w.ID, user, expires)
@@ -173,7 +174,7 @@ func (s *Server) agentSocket(c *gin.Context) {
 		release()
 		return
 	}
-	user, expires := userOf(c), expiryOf(c)
+	user, expires := httpx.User(c), httpx.Expiry(c)
 	s.serveSocket(c, l, release, func(ctx context.Context, cancel context.CancelFunc, ws *wsSink) {
 		g := s.guardStream(agent.WorkspaceID, user, expires)
 		defer s.releaseStream(g)
@@ -204,7 +205,7 @@ func (s *Server) agentEvents(c *gin.Context) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	w.Flush()
-	g := s.guardStream(agent.WorkspaceID, userOf(c), expiryOf(c))
+	g := s.guardStream(agent.WorkspaceID, httpx.User(c), httpx.Expiry(c))
 	defer s.releaseStream(g)
 	s.relay(c.Request.Context(), agent, cursor, l, &sseSink{w: w}, g.ended)
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/sapagent/sapagent/api/httpx"
 )
 
 // DefaultMaxSocketsPerUser applies when Server.MaxSocketsPerUser is unset.
@@ -26,12 +28,12 @@ func (s *Server) socketSlot(c *gin.Context) (release func(), ok bool) {
 	if limit <= 0 {
 		limit = DefaultMaxSocketsPerUser
 	}
-	user := userOf(c)
+	user := httpx.User(c)
 	sc := &s.sockets
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if sc.open[user] >= limit {
-		fail(c, http.StatusTooManyRequests, "too_many_sockets",
+		httpx.Fail(c, http.StatusTooManyRequests, "too_many_sockets",
 			"at most "+strconv.Itoa(limit)+" open WebSocket/SSE streams per user on this server; close one first")
 		return nil, false
 	}

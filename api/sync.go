@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/syncschedule"
@@ -32,34 +33,34 @@ type startSyncRequest struct {
 
 // startSync starts a manual sync of one connection (POST /workspaces/:id/index).
 func (s *Server) startSync(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", true)
+	w, ok := s.acc.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
 	var req startSyncRequest
-	if !decodeJSON(c, 4<<10, &req) {
+	if !httpx.DecodeJSON(c, 4<<10, &req) {
 		return
 	}
 	if req.Mode == "" {
 		req.Mode = sapindex.ModeDelta
 	}
 	if !sapindex.ValidMode(req.Mode) {
-		badRequest(c, "invalid_mode", "mode must be full, delta or enrich-only")
+		httpx.BadRequest(c, "invalid_mode", "mode must be full, delta or enrich-only")
 		return
 	}
 	id, err := uuid.Parse(req.ConnectionID)
 	if err != nil {
-		badRequest(c, "invalid_id", "connection_id must be the UUID of one of the workspace's connections")
+		httpx.BadRequest(c, "invalid_id", "connection_id must be the UUID of one of the workspace's connections")
 		return
 	}
 	conn, err := s.Store.GetConnection(c.Request.Context(), w.ID, id)
 	if err != nil {
-		s.storeFailed(c, err, "connection")
+		s.acc.StoreFailed(c, err, "connection")
 		return
 	}
-	ctx, cancel := s.temporalContext(c.Request.Context())
+	ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 	defer cancel()
-	in := workflows.SyncInput{WorkspaceID: w.ID.String(), ConnectionID: conn.ID.String(), Mode: req.Mode, Trigger: sapindex.TriggerManual, RequestedBy: userOf(c)}
+	in := workflows.SyncInput{WorkspaceID: w.ID.String(), ConnectionID: conn.ID.String(), Mode: req.Mode, Trigger: sapindex.TriggerManual, RequestedBy: httpx.User(c)}
 	start := func() (client.WorkflowRun, error) {
 		return s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 			ID: workflows.SyncWorkflowID(conn.ID.String()), TaskQueue: s.TaskQueue,
@@ -85,8 +86,8 @@ func (s *Server) startSync(c *gin.Context) {
 			"running": gin.H{"run_id": started.RunId, "workflow_id": workflows.SyncWorkflowID(conn.ID.String())}})
 		return
 	case err != nil:
-		s.logTemporalFailure(ctx, "start sync", err)
-		unavailable(c, "the workflow service")
+		httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "start sync", err)
+		httpx.Unavailable(c, "the workflow service")
 		return
 	}
 	c.JSON(http.StatusAccepted, gin.H{"run_id": run.GetRunID(), "workflow_id": run.GetID(), "connection_id": conn.ID, "mode": req.Mode, "status": workflows.SyncRunning})
@@ -114,24 +115,24 @@ type indexConnection struct {
 
 // indexStatus lists every connection's index and its last run (GET /workspaces/:id/index).
 func (s *Server) indexStatus(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
 	conns, err := s.Store.ListConnections(ctx, w.ID)
 	if err != nil {
-		s.storeFailed(c, err, "connections")
+		s.acc.StoreFailed(c, err, "connections")
 		return
 	}
 	graphs, err := s.Store.ListSAPGraphs(ctx, w.ID)
 	if err != nil {
-		s.storeFailed(c, err, "index")
+		s.acc.StoreFailed(c, err, "index")
 		return
 	}
 	lastRuns, err := s.Store.LatestSyncRuns(ctx, w.ID)
 	if err != nil {
-		s.storeFailed(c, err, "sync runs")
+		s.acc.StoreFailed(c, err, "sync runs")
 		return
 	}
 	byConn := map[uuid.UUID]store.SAPGraph{}
@@ -149,7 +150,7 @@ func (s *Server) indexStatus(c *gin.Context) {
 		}
 		out = append(out, ic)
 	}
-	all(c, out)
+	httpx.All(c, out)
 }
 
 // optionalConnection reads ?connection_id= (nil when absent; 404 when not the workspace's).
@@ -160,12 +161,12 @@ func (s *Server) optionalConnection(c *gin.Context, workspaceID uuid.UUID) (*sto
 	}
 	id, err := uuid.Parse(v)
 	if err != nil {
-		badRequest(c, "invalid_id", "connection_id is not a UUID")
+		httpx.BadRequest(c, "invalid_id", "connection_id is not a UUID")
 		return nil, false
 	}
 	conn, err := s.Store.GetConnection(c.Request.Context(), workspaceID, id)
 	if err != nil {
-		s.storeFailed(c, err, "connection")
+		s.acc.StoreFailed(c, err, "connection")
 		return nil, false
 	}
 	return &conn, true
@@ -173,7 +174,7 @@ func (s *Server) optionalConnection(c *gin.Context, workspaceID uuid.UUID) (*sto
 
 // listSyncRuns lists runs newest first (GET /workspaces/:id/sync-runs?connection_id=).
 func (s *Server) listSyncRuns(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
@@ -181,7 +182,7 @@ func (s *Server) listSyncRuns(c *gin.Context) {
 	if !ok {
 		return
 	}
-	cur, limit, ok := listParams(c)
+	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
 	}
@@ -191,24 +192,24 @@ func (s *Server) listSyncRuns(c *gin.Context) {
 	}
 	runs, err := s.Store.ListSyncRuns(c.Request.Context(), w.ID, connID, cur, limit+1)
 	if err != nil {
-		s.storeFailed(c, err, "sync runs")
+		s.acc.StoreFailed(c, err, "sync runs")
 		return
 	}
-	page(c, runs, limit, func(r store.SyncRun) store.Cursor { return store.Cursor{CreatedAt: r.StartedAt, ID: r.ID} })
+	httpx.Page(c, runs, limit, func(r store.SyncRun) store.Cursor { return store.Cursor{CreatedAt: r.StartedAt, ID: r.ID} })
 }
 
 func (s *Server) loadSyncRun(c *gin.Context, needAdmin bool) (store.SyncRun, bool) {
-	w, ok := s.workspaceAccess(c, "id", needAdmin)
+	w, ok := s.acc.Workspace(c, "id", needAdmin)
 	if !ok {
 		return store.SyncRun{}, false
 	}
-	id, ok := uuidParam(c, "runId", "sync run")
+	id, ok := httpx.UUIDParam(c, "runId", "sync run")
 	if !ok {
 		return store.SyncRun{}, false
 	}
 	run, err := s.Store.GetSyncRun(c.Request.Context(), w.ID, id)
 	if err != nil {
-		s.storeFailed(c, err, "sync run")
+		s.acc.StoreFailed(c, err, "sync run")
 		return run, false
 	}
 	return run, true
@@ -222,7 +223,7 @@ func (s *Server) getSyncRun(c *gin.Context) {
 	}
 	body := gin.H{"run": run}
 	if run.Status == workflows.SyncRunning {
-		ctx, cancel := s.temporalContext(c.Request.Context())
+		ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 		defer cancel()
 		if v, err := s.Temporal.QueryWorkflow(ctx, run.WorkflowID, run.WorkflowRunID, workflows.QuerySyncProgress); err == nil {
 			var st workflows.SyncStatus
@@ -241,20 +242,20 @@ func (s *Server) cancelSyncRun(c *gin.Context) {
 		return
 	}
 	if run.Status != workflows.SyncRunning {
-		fail(c, http.StatusConflict, "not_running", "the sync run has finished ("+run.Status+")")
+		httpx.Fail(c, http.StatusConflict, "not_running", "the sync run has finished ("+run.Status+")")
 		return
 	}
-	ctx, cancel := s.temporalContext(c.Request.Context())
+	ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 	defer cancel()
 	err := s.Temporal.CancelWorkflow(ctx, run.WorkflowID, run.WorkflowRunID)
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
-		fail(c, http.StatusConflict, "not_running", "the sync run is no longer running")
+		httpx.Fail(c, http.StatusConflict, "not_running", "the sync run is no longer running")
 		return
 	case err != nil:
-		s.logTemporalFailure(ctx, "cancel sync", err)
-		unavailable(c, "the workflow service")
+		httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "cancel sync", err)
+		httpx.Unavailable(c, "the workflow service")
 		return
 	}
 	c.JSON(http.StatusAccepted, gin.H{"run_id": run.ID, "status": "cancelling"})
@@ -262,7 +263,7 @@ func (s *Server) cancelSyncRun(c *gin.Context) {
 
 // listSyncSchedules describes the schedules of every connection, or of ?connection_id=.
 func (s *Server) listSyncSchedules(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
@@ -276,23 +277,23 @@ func (s *Server) listSyncSchedules(c *gin.Context) {
 	} else {
 		var err error
 		if conns, err = s.Store.ListConnections(c.Request.Context(), w.ID); err != nil {
-			s.storeFailed(c, err, "connections")
+			s.acc.StoreFailed(c, err, "connections")
 			return
 		}
 	}
-	ctx, cancel := s.temporalContext(c.Request.Context())
+	ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 	defer cancel()
 	out := []syncschedule.Schedule{}
 	for _, conn := range conns {
 		list, err := s.schedules().List(ctx, conn)
 		if err != nil {
-			s.logTemporalFailure(ctx, "describe schedules", err)
-			unavailable(c, "the workflow service")
+			httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "describe schedules", err)
+			httpx.Unavailable(c, "the workflow service")
 			return
 		}
 		out = append(out, list...)
 	}
-	all(c, out)
+	httpx.All(c, out)
 }
 
 type scheduleActionRequest struct {
@@ -302,26 +303,26 @@ type scheduleActionRequest struct {
 // scheduleAction pauses, unpauses or triggers one schedule
 // (POST /workspaces/:id/sync-schedules/:connId/:mode/:action).
 func (s *Server) scheduleAction(c *gin.Context) {
-	conn, ok := s.connectionAccess(c, true)
+	conn, ok := s.acc.Connection(c, true)
 	if !ok {
 		return
 	}
 	mode, action := c.Param("mode"), c.Param("action")
 	if mode != "full" && mode != "delta" {
-		badRequest(c, "invalid_mode", "a connection has a full and a delta schedule")
+		httpx.BadRequest(c, "invalid_mode", "a connection has a full and a delta schedule")
 		return
 	}
 	var req scheduleActionRequest
-	if c.Request.ContentLength > 0 && !decodeJSON(c, 4<<10, &req) {
+	if c.Request.ContentLength > 0 && !httpx.DecodeJSON(c, 4<<10, &req) {
 		return
 	}
-	if !textOK(req.Note) || len(req.Note) > 500 {
-		badRequest(c, "invalid_field", "note must be text of at most 500 bytes")
+	if !httpx.TextOK(req.Note) || len(req.Note) > 500 {
+		httpx.BadRequest(c, "invalid_field", "note must be text of at most 500 bytes")
 		return
 	}
 	note := req.Note
 	if note == "" {
-		note = action + " by " + userOf(c)
+		note = action + " by " + httpx.User(c)
 	}
 	m := s.schedules()
 	var do func(context.Context) error
@@ -333,10 +334,10 @@ func (s *Server) scheduleAction(c *gin.Context) {
 	case "trigger":
 		do = func(ctx context.Context) error { return m.Trigger(ctx, conn.ID.String(), mode) }
 	default:
-		badRequest(c, "invalid_action", "action must be pause, unpause or trigger")
+		httpx.BadRequest(c, "invalid_action", "action must be pause, unpause or trigger")
 		return
 	}
-	ctx, cancel := s.temporalContext(c.Request.Context())
+	ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 	defer cancel()
 	err := do(ctx)
 	if errors.Is(err, syncschedule.ErrNoSchedule) {
@@ -346,14 +347,14 @@ func (s *Server) scheduleAction(c *gin.Context) {
 		}
 	}
 	if err != nil {
-		s.logTemporalFailure(ctx, "schedule "+action, err)
-		unavailable(c, "the workflow service")
+		httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "schedule "+action, err)
+		httpx.Unavailable(c, "the workflow service")
 		return
 	}
 	list, err := m.List(ctx, conn)
 	if err != nil {
-		s.logTemporalFailure(ctx, "describe schedules", err)
-		unavailable(c, "the workflow service")
+		httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "describe schedules", err)
+		httpx.Unavailable(c, "the workflow service")
 		return
 	}
 	for _, sc := range list {
@@ -366,16 +367,16 @@ func (s *Server) scheduleAction(c *gin.Context) {
 
 // ensureSchedules creates or updates a connection's schedules while answering a request.
 func (s *Server) ensureSchedules(c *gin.Context, conn store.Connection) bool {
-	ctx, cancel := s.temporalContext(c.Request.Context())
+	ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 	defer cancel()
 	err := s.schedules().Ensure(ctx, conn)
 	if errors.Is(err, syncschedule.ErrBadSpec) {
-		badRequest(c, "invalid_schedule", err.Error())
+		httpx.BadRequest(c, "invalid_schedule", err.Error())
 		return false
 	}
 	if err != nil {
-		s.logTemporalFailure(ctx, "sync schedules", err)
-		unavailable(c, "the workflow service")
+		httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "sync schedules", err)
+		httpx.Unavailable(c, "the workflow service")
 		return false
 	}
 	return true
@@ -384,12 +385,12 @@ func (s *Server) ensureSchedules(c *gin.Context, conn store.Connection) bool {
 // stopConnectionSyncs deletes a connection's schedules and cancels its running sync, before
 // the connection's rows go.
 func (s *Server) stopConnectionSyncs(c *gin.Context, conn store.Connection) bool {
-	ctx, cancel := s.temporalContext(c.Request.Context())
+	ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 	defer cancel()
 	err := s.schedules().Stop(ctx, conn.ID.String())
 	if err != nil {
-		s.logTemporalFailure(ctx, "stop connection syncs", err)
-		unavailable(c, "the workflow service")
+		httpx.LogTemporalFailure(ctx, s.Log, s.TemporalTimeout, "stop connection syncs", err)
+		httpx.Unavailable(c, "the workflow service")
 		return false
 	}
 	return true

@@ -7,19 +7,20 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
 // getToolPolicy returns the caller's tool policy in the workspace.
 func (s *Server) getToolPolicy(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
-	p, err := s.Store.ToolPolicy(c.Request.Context(), w.ID, userOf(c))
+	p, err := s.Store.ToolPolicy(c.Request.Context(), w.ID, httpx.User(c))
 	if err != nil {
-		s.storeFailed(c, err, "tool policy")
+		s.acc.StoreFailed(c, err, "tool policy")
 		return
 	}
 	c.JSON(http.StatusOK, policyView(w, p))
@@ -38,20 +39,20 @@ type toolPolicyRequest struct {
 
 // putToolPolicy sets how much runs without asking, for the caller in this workspace.
 func (s *Server) putToolPolicy(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	var req toolPolicyRequest
-	if !decodeJSON(c, 4<<10, &req) {
+	if !httpx.DecodeJSON(c, 4<<10, &req) {
 		return
 	}
 	if !tools.ValidPolicy(tools.Policy(req.Policy)) {
-		badRequest(c, "invalid_policy", "policy must be ask_every_time, run_reads_only or run_everything")
+		httpx.BadRequest(c, "invalid_policy", "policy must be ask_every_time, run_reads_only or run_everything")
 		return
 	}
-	if err := s.Store.SetToolPolicy(c.Request.Context(), w.ID, userOf(c), req.Policy); err != nil {
-		s.storeFailed(c, err, "tool policy")
+	if err := s.Store.SetToolPolicy(c.Request.Context(), w.ID, httpx.User(c), req.Policy); err != nil {
+		s.acc.StoreFailed(c, err, "tool policy")
 		return
 	}
 	c.JSON(http.StatusOK, policyView(w, req.Policy))
@@ -75,16 +76,16 @@ func (s *Server) getToolOutput(c *gin.Context) {
 	}
 	callID := c.Param("toolCallId")
 	if callID == "" || len(callID) > 200 {
-		badRequest(c, "invalid_id", "tool call ID must be 1 to 200 characters")
+		httpx.BadRequest(c, "invalid_id", "tool call ID must be 1 to 200 characters")
 		return
 	}
 	content, err := s.Store.ToolOutput(c.Request.Context(), agent.ID, callID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		fail(c, http.StatusNotFound, "not_found", "this tool call has no stored output")
+		httpx.Fail(c, http.StatusNotFound, "not_found", "this tool call has no stored output")
 	case err != nil:
 		s.Log.Error("tool output", "error", err)
-		unavailable(c, "the database")
+		httpx.Unavailable(c, "the database")
 	default:
 		c.JSON(http.StatusOK, gin.H{"tool_call_id": callID, "content": content, "size": len(content)})
 	}
@@ -92,7 +93,7 @@ func (s *Server) getToolOutput(c *gin.Context) {
 
 // listWorkspaceActions is the workspace's action log, filtered by ?tool=, ?user_id=, ?success=, ?agent_id=.
 func (s *Server) listWorkspaceActions(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
@@ -100,7 +101,7 @@ func (s *Server) listWorkspaceActions(c *gin.Context) {
 	if v := c.Query("agent_id"); v != "" {
 		id, err := uuid.Parse(v)
 		if err != nil {
-			badRequest(c, "invalid_id", "agent_id is not a UUID")
+			httpx.BadRequest(c, "invalid_id", "agent_id is not a UUID")
 			return
 		}
 		f.AgentID = &id
@@ -111,21 +112,21 @@ func (s *Server) listWorkspaceActions(c *gin.Context) {
 		b := c.Query("success") == "true"
 		f.Success = &b
 	default:
-		badRequest(c, "invalid_field", "success must be true or false")
+		httpx.BadRequest(c, "invalid_field", "success must be true or false")
 		return
 	}
 	s.listActions(c, f)
 }
 
 func (s *Server) listActions(c *gin.Context, f store.ActionFilter) {
-	cur, limit, ok := listParams(c)
+	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
 	}
 	actions, err := s.Store.ListActions(c.Request.Context(), f, cur, limit+1)
 	if err != nil {
-		s.storeFailed(c, err, "actions")
+		s.acc.StoreFailed(c, err, "actions")
 		return
 	}
-	page(c, actions, limit, func(a store.Action) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
+	httpx.Page(c, actions, limit, func(a store.Action) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
 }

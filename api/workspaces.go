@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/tools"
 )
@@ -22,41 +23,41 @@ type createWorkspaceRequest struct {
 // createWorkspace: organization owners and admins create workspaces; the creator becomes its admin.
 func (s *Server) createWorkspace(c *gin.Context) {
 	var req createWorkspaceRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
 	if req.OrgID == "" {
-		badRequest(c, "missing_field", "org_id is required")
+		httpx.BadRequest(c, "missing_field", "org_id is required")
 		return
 	}
 	orgID, err := uuid.Parse(req.OrgID)
 	if err != nil {
-		badRequest(c, "invalid_id", "org_id is not a UUID")
+		httpx.BadRequest(c, "invalid_id", "org_id is not a UUID")
 		return
 	}
-	name, ok := requiredName(c, "name", req.Name, 200)
+	name, ok := httpx.RequiredName(c, "name", req.Name, 200)
 	if !ok {
 		return
 	}
-	o, err := s.Store.GetOrg(c.Request.Context(), orgID, userOf(c))
+	o, err := s.Store.GetOrg(c.Request.Context(), orgID, httpx.User(c))
 	if err != nil {
-		s.storeFailed(c, err, "organization")
+		s.acc.StoreFailed(c, err, "organization")
 		return
 	}
-	if roleRank[o.Role] < roleRank[store.RoleAdmin] {
-		fail(c, http.StatusForbidden, "forbidden", "creating a workspace needs the organization admin role")
+	if httpx.RoleRank[o.Role] < httpx.RoleRank[store.RoleAdmin] {
+		httpx.Fail(c, http.StatusForbidden, "forbidden", "creating a workspace needs the organization admin role")
 		return
 	}
-	w, err := s.Store.CreateWorkspace(c.Request.Context(), orgID, name, userOf(c))
+	w, err := s.Store.CreateWorkspace(c.Request.Context(), orgID, name, httpx.User(c))
 	if err != nil {
-		s.storeFailed(c, err, "workspace")
+		s.acc.StoreFailed(c, err, "workspace")
 		return
 	}
 	c.JSON(http.StatusCreated, w)
 }
 
 func (s *Server) listWorkspaces(c *gin.Context) {
-	cur, limit, ok := listParams(c)
+	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
 	}
@@ -64,21 +65,21 @@ func (s *Server) listWorkspaces(c *gin.Context) {
 	if v := c.Query("org_id"); v != "" {
 		id, err := uuid.Parse(v)
 		if err != nil {
-			badRequest(c, "invalid_id", "org_id is not a UUID")
+			httpx.BadRequest(c, "invalid_id", "org_id is not a UUID")
 			return
 		}
 		orgID = &id
 	}
-	ws, err := s.Store.ListWorkspaces(c.Request.Context(), userOf(c), orgID, cur, limit+1)
+	ws, err := s.Store.ListWorkspaces(c.Request.Context(), httpx.User(c), orgID, cur, limit+1)
 	if err != nil {
-		s.storeFailed(c, err, "workspaces")
+		s.acc.StoreFailed(c, err, "workspaces")
 		return
 	}
-	page(c, ws, limit, func(w store.Workspace) store.Cursor { return store.Cursor{CreatedAt: w.CreatedAt, ID: w.ID} })
+	httpx.Page(c, ws, limit, func(w store.Workspace) store.Cursor { return store.Cursor{CreatedAt: w.CreatedAt, ID: w.ID} })
 }
 
 func (s *Server) getWorkspace(c *gin.Context) {
-	if w, ok := s.workspaceAccess(c, "id", false); ok {
+	if w, ok := s.acc.Workspace(c, "id", false); ok {
 		c.JSON(http.StatusOK, w)
 	}
 }
@@ -93,70 +94,70 @@ type updateWorkspaceRequest struct {
 }
 
 func (s *Server) updateWorkspace(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", true)
+	w, ok := s.acc.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
 	var req updateWorkspaceRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
 	if req.Name == nil && req.AdminsMayApprove == nil && req.FourEyes == nil && req.MaxToolPolicy == nil {
-		badRequest(c, "missing_field", "nothing to update: give name, admins_may_approve, four_eyes and/or max_tool_policy")
+		httpx.BadRequest(c, "missing_field", "nothing to update: give name, admins_may_approve, four_eyes and/or max_tool_policy")
 		return
 	}
 	if req.MaxToolPolicy != nil && !tools.ValidPolicy(tools.Policy(*req.MaxToolPolicy)) {
-		badRequest(c, "invalid_policy", "max_tool_policy must be ask_every_time, run_reads_only or run_everything")
+		httpx.BadRequest(c, "invalid_policy", "max_tool_policy must be ask_every_time, run_reads_only or run_everything")
 		return
 	}
 	u := store.WorkspaceUpdate{AdminsMayApprove: req.AdminsMayApprove, FourEyes: req.FourEyes, MaxToolPolicy: req.MaxToolPolicy}
 	if req.Name != nil {
-		name, ok := requiredName(c, "name", *req.Name, 200)
+		name, ok := httpx.RequiredName(c, "name", *req.Name, 200)
 		if !ok {
 			return
 		}
 		u.Name = &name
 	}
-	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, userOf(c), u); err != nil {
-		s.storeFailed(c, err, "workspace")
+	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, httpx.User(c), u); err != nil {
+		s.acc.StoreFailed(c, err, "workspace")
 		return
 	}
 	s.getWorkspace(c)
 }
 
 func (s *Server) listWorkspaceMembers(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", false)
+	w, ok := s.acc.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	members, err := s.Store.ListWorkspaceMembers(c.Request.Context(), w.ID)
 	if err != nil {
-		s.storeFailed(c, err, "members")
+		s.acc.StoreFailed(c, err, "members")
 		return
 	}
-	all(c, members)
+	httpx.All(c, members)
 }
 
 func (s *Server) addWorkspaceMember(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", true)
+	w, ok := s.acc.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
 	var req memberRequest
-	if !decodeJSON(c, 16<<10, &req) {
+	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
 	}
-	user, ok := userIDField(c, req.UserID)
+	user, ok := httpx.UserIDField(c, req.UserID)
 	if !ok {
 		return
 	}
 	if req.Role != store.RoleAdmin && req.Role != store.RoleMember {
-		badRequest(c, "invalid_role", "role must be admin or member")
+		httpx.BadRequest(c, "invalid_role", "role must be admin or member")
 		return
 	}
-	m, err := s.Store.SetWorkspaceMember(c.Request.Context(), w.ID, user, req.Role, userOf(c))
+	m, err := s.Store.SetWorkspaceMember(c.Request.Context(), w.ID, user, req.Role, httpx.User(c))
 	if err != nil {
-		s.storeFailed(c, err, "member")
+		s.acc.StoreFailed(c, err, "member")
 		return
 	}
 	c.JSON(http.StatusCreated, m)
@@ -164,13 +165,13 @@ func (s *Server) addWorkspaceMember(c *gin.Context) {
 
 func (s *Server) removeWorkspaceMember(c *gin.Context) {
 	user := c.Param("userId")
-	w, ok := s.workspaceAccess(c, "id", user != userOf(c)) // anyone may leave
+	w, ok := s.acc.Workspace(c, "id", user != httpx.User(c)) // anyone may leave
 	if !ok {
 		return
 	}
-	lost, err := s.Store.RemoveWorkspaceMember(c.Request.Context(), w.ID, user, userOf(c))
+	lost, err := s.Store.RemoveWorkspaceMember(c.Request.Context(), w.ID, user, httpx.User(c))
 	if err != nil {
-		s.storeFailed(c, err, "member")
+		s.acc.StoreFailed(c, err, "member")
 		return
 	}
 	s.forgetMember(c.Request.Context(), lost, user)
@@ -178,33 +179,33 @@ func (s *Server) removeWorkspaceMember(c *gin.Context) {
 }
 
 func (s *Server) getWorkspaceSettings(c *gin.Context) {
-	if w, ok := s.workspaceAccess(c, "id", false); ok {
+	if w, ok := s.acc.Workspace(c, "id", false); ok {
 		c.Data(http.StatusOK, "application/json; charset=utf-8", w.Settings)
 	}
 }
 
 // putWorkspaceSettings replaces the settings object (any JSON object up to 64 KB).
 func (s *Server) putWorkspaceSettings(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", true)
+	w, ok := s.acc.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
 	// Decoding into values (not raw JSON) normalises invalid UTF-8, which jsonb would refuse.
 	var settings map[string]any
-	if !decodeJSON(c, maxSettingsBytes, &settings) {
+	if !httpx.DecodeJSON(c, maxSettingsBytes, &settings) {
 		return
 	}
 	if settings == nil {
-		badRequest(c, "invalid_json", "settings must be a JSON object")
+		httpx.BadRequest(c, "invalid_json", "settings must be a JSON object")
 		return
 	}
 	raw, _ := json.Marshal(settings)
 	if bytes.Contains(raw, []byte(`\u0000`)) {
-		badRequest(c, "invalid_json", "settings must not contain NUL characters")
+		httpx.BadRequest(c, "invalid_json", "settings must not contain NUL characters")
 		return
 	}
-	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, userOf(c), store.WorkspaceUpdate{Settings: raw}); err != nil {
-		s.storeFailed(c, err, "workspace")
+	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, httpx.User(c), store.WorkspaceUpdate{Settings: raw}); err != nil {
+		s.acc.StoreFailed(c, err, "workspace")
 		return
 	}
 	c.Data(http.StatusOK, "application/json; charset=utf-8", raw)
@@ -213,18 +214,18 @@ func (s *Server) putWorkspaceSettings(c *gin.Context) {
 // listAuditLog is the workspace's audit log (admins only): every change of its settings and
 // members, who made it, the values before and after, newest first.
 func (s *Server) listAuditLog(c *gin.Context) {
-	w, ok := s.workspaceAccess(c, "id", true)
+	w, ok := s.acc.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
-	cur, limit, ok := listParams(c)
+	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
 	}
 	entries, err := s.Store.ListAuditLog(c.Request.Context(), w.ID, cur, limit+1)
 	if err != nil {
-		s.storeFailed(c, err, "audit log")
+		s.acc.StoreFailed(c, err, "audit log")
 		return
 	}
-	page(c, entries, limit, func(e store.AuditEntry) store.Cursor { return store.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
+	httpx.Page(c, entries, limit, func(e store.AuditEntry) store.Cursor { return store.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
 }

@@ -1,4 +1,4 @@
-package api
+package httpx
 
 import (
 	"bytes"
@@ -13,31 +13,31 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// decodeJSON reads a JSON object body strictly: unknown fields, trailing data, a body over
+// DecodeJSON reads a JSON object body strictly: unknown fields, trailing data, a body over
 // maxBytes and malformed JSON are 400s that say what is wrong.
-func decodeJSON(c *gin.Context, maxBytes int64, dst any) bool {
+func DecodeJSON(c *gin.Context, maxBytes int64, dst any) bool {
 	if ct := c.ContentType(); ct != "" && ct != "application/json" {
-		fail(c, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
+		Fail(c, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
 		return false
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			badRequest(c, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", maxBytes))
+			BadRequest(c, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", maxBytes))
 			return false
 		}
-		badRequest(c, "invalid_json", "request body could not be read")
+		BadRequest(c, "invalid_json", "request body could not be read")
 		return false
 	}
 	// Postgres stores neither NUL characters (text, jsonb) nor invalid UTF-8: refuse them here
 	// with a 400 rather than let the database turn them into a 503.
 	if !utf8.Valid(raw) {
-		badRequest(c, "invalid_text", "request body is not valid UTF-8")
+		BadRequest(c, "invalid_text", "request body is not valid UTF-8")
 		return false
 	}
 	if bytes.Contains(raw, []byte(`\u0000`)) && hasNUL(raw) {
-		badRequest(c, "invalid_text", "request body contains a NUL character (\\u0000)")
+		BadRequest(c, "invalid_text", "request body contains a NUL character (\\u0000)")
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -48,22 +48,22 @@ func decodeJSON(c *gin.Context, maxBytes int64, dst any) bool {
 		var typeErr *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &tooBig):
-			badRequest(c, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", maxBytes))
+			BadRequest(c, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", maxBytes))
 		case errors.Is(err, io.EOF):
-			badRequest(c, "invalid_json", "request body is empty; expected a JSON object")
+			BadRequest(c, "invalid_json", "request body is empty; expected a JSON object")
 		case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
-			badRequest(c, "invalid_json", "request body is not valid JSON")
+			BadRequest(c, "invalid_json", "request body is not valid JSON")
 		case errors.As(err, &typeErr):
-			badRequest(c, "invalid_json", fmt.Sprintf("field %q must be of type %s", typeErr.Field, typeErr.Type))
+			BadRequest(c, "invalid_json", fmt.Sprintf("field %q must be of type %s", typeErr.Field, typeErr.Type))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			badRequest(c, "unknown_field", "unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field "))
+			BadRequest(c, "unknown_field", "unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field "))
 		default:
-			badRequest(c, "invalid_json", "request body is not a valid JSON object")
+			BadRequest(c, "invalid_json", "request body is not a valid JSON object")
 		}
 		return false
 	}
 	if dec.More() {
-		badRequest(c, "invalid_json", "request body has data after the JSON object")
+		BadRequest(c, "invalid_json", "request body has data after the JSON object")
 		return false
 	}
 	return true
@@ -84,20 +84,20 @@ func hasNUL(raw []byte) bool {
 	}
 }
 
-// textOK reports whether s can be stored as Postgres text: valid UTF-8 without NUL.
-func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+// TextOK reports whether s can be stored as Postgres text: valid UTF-8 without NUL.
+func TextOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-// validText refuses a path or query that Postgres could not store (NUL, invalid UTF-8) with a
+// ValidText refuses a path or query that Postgres could not store (NUL, invalid UTF-8) with a
 // 400 before any handler runs, so no route turns it into a database error.
-func validText(c *gin.Context) {
-	if !textOK(c.Request.URL.Path) {
-		badRequest(c, "invalid_text", "the path contains a NUL character or invalid UTF-8")
+func ValidText(c *gin.Context) {
+	if !TextOK(c.Request.URL.Path) {
+		BadRequest(c, "invalid_text", "the path contains a NUL character or invalid UTF-8")
 		return
 	}
 	for _, vs := range c.Request.URL.Query() {
 		for _, v := range vs {
-			if !textOK(v) {
-				badRequest(c, "invalid_text", "a query parameter contains a NUL character or invalid UTF-8")
+			if !TextOK(v) {
+				BadRequest(c, "invalid_text", "a query parameter contains a NUL character or invalid UTF-8")
 				return
 			}
 		}
