@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sapagent/sapagent/api/httpx"
+	"github.com/sapagent/sapagent/api/index"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/landscape/landscapetest"
 	"github.com/sapagent/sapagent/internal/sapindex"
@@ -262,7 +263,7 @@ func TestADiffFloodKeepsAnotherTenantsDashboardCachedAndFast(t *testing.T) {
 
 // Every route listed as an index read (and so documented with 429) draws on the budget.
 func TestEveryIndexReadRouteIsBudgeted(t *testing.T) {
-	for route := range indexReadRoutes {
+	for route := range index.ReadRoutes {
 		e := newReadsEnv(t, 10, func(s *Server) { s.IndexReadsPerMinute = 1 })
 		path := strings.ReplaceAll(route, ":id", e.attacker.String()) + "?connection_id=" + e.left.ID.String()
 		first := e.get("alice", path)

@@ -72,7 +72,7 @@ func BenchmarkAgentListAuthOverhead(b *testing.B) {
 		id, _ := uuid.Parse(c.Query("workspace_id"))
 		agents, err := listAgentsUnchecked(c.Request.Context(), s.Store, id, cur, limit+1)
 		if err != nil {
-			s.acc.StoreFailed(c, err, "agents")
+			httpx.Access{Store: s.Store, Log: s.Log}.StoreFailed(c, err, "agents")
 			return
 		}
 		httpx.Page(c, agents, limit, func(a store.Agent) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })

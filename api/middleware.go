@@ -122,17 +122,3 @@ func (s *Server) rateLimit(c *gin.Context) {
 	}
 	c.Next()
 }
-
-// originAllowed checks a browser's Origin against ALLOWED_ORIGINS; non-browser clients send none.
-func (s *Server) originAllowed(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	for _, o := range s.AllowedOrigins {
-		if o == "*" || strings.EqualFold(o, origin) {
-			return true
-		}
-	}
-	return false
-}

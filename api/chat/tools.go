@@ -1,4 +1,4 @@
-package api
+package chat
 
 import (
 	"errors"
@@ -9,57 +9,10 @@ import (
 
 	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/store"
-	"github.com/sapagent/sapagent/internal/tools"
 )
 
-// getToolPolicy returns the caller's tool policy in the workspace.
-func (s *Server) getToolPolicy(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
-	p, err := s.Store.ToolPolicy(c.Request.Context(), w.ID, httpx.User(c))
-	if err != nil {
-		s.acc.StoreFailed(c, err, "tool policy")
-		return
-	}
-	c.JSON(http.StatusOK, policyView(w, p))
-}
-
-// policyView shows the member's chosen policy and what applies: the choice bounded by the
-// workspace's maximum, and four eyes (every write asks another member).
-func policyView(w store.Workspace, chosen string) gin.H {
-	return gin.H{"policy": chosen, "effective_policy": tools.EffectivePolicy(tools.Policy(chosen), tools.Policy(w.MaxToolPolicy)),
-		"max_tool_policy": w.MaxToolPolicy, "four_eyes": w.FourEyes}
-}
-
-type toolPolicyRequest struct {
-	Policy string `json:"policy"`
-}
-
-// putToolPolicy sets how much runs without asking, for the caller in this workspace.
-func (s *Server) putToolPolicy(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
-	var req toolPolicyRequest
-	if !httpx.DecodeJSON(c, 4<<10, &req) {
-		return
-	}
-	if !tools.ValidPolicy(tools.Policy(req.Policy)) {
-		httpx.BadRequest(c, "invalid_policy", "policy must be ask_every_time, run_reads_only or run_everything")
-		return
-	}
-	if err := s.Store.SetToolPolicy(c.Request.Context(), w.ID, httpx.User(c), req.Policy); err != nil {
-		s.acc.StoreFailed(c, err, "tool policy")
-		return
-	}
-	c.JSON(http.StatusOK, policyView(w, req.Policy))
-}
-
 // listAgentActions is the agent's action log.
-func (s *Server) listAgentActions(c *gin.Context) {
+func (s *Conversations) listAgentActions(c *gin.Context) {
 	agent, ok := s.loadAgent(c)
 	if !ok {
 		return
@@ -69,7 +22,7 @@ func (s *Server) listAgentActions(c *gin.Context) {
 
 // getToolOutput is a tool call's full output where the transcript holds only a preview
 // (a tool_result part with "stored": true): the page's "show full output".
-func (s *Server) getToolOutput(c *gin.Context) {
+func (s *Conversations) getToolOutput(c *gin.Context) {
 	agent, ok := s.loadAgent(c)
 	if !ok {
 		return
@@ -92,8 +45,8 @@ func (s *Server) getToolOutput(c *gin.Context) {
 }
 
 // listWorkspaceActions is the workspace's action log, filtered by ?tool=, ?user_id=, ?success=, ?agent_id=.
-func (s *Server) listWorkspaceActions(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Conversations) listWorkspaceActions(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
@@ -118,14 +71,14 @@ func (s *Server) listWorkspaceActions(c *gin.Context) {
 	s.listActions(c, f)
 }
 
-func (s *Server) listActions(c *gin.Context, f store.ActionFilter) {
+func (s *Conversations) listActions(c *gin.Context, f store.ActionFilter) {
 	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
 	}
 	actions, err := s.Store.ListActions(c.Request.Context(), f, cur, limit+1)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "actions")
+		s.Access.StoreFailed(c, err, "actions")
 		return
 	}
 	httpx.Page(c, actions, limit, func(a store.Action) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })

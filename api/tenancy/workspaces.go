@@ -1,4 +1,4 @@
-package api
+package tenancy
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ type createWorkspaceRequest struct {
 }
 
 // createWorkspace: organization owners and admins create workspaces; the creator becomes its admin.
-func (s *Server) createWorkspace(c *gin.Context) {
+func (s *Handler) createWorkspace(c *gin.Context) {
 	var req createWorkspaceRequest
 	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
@@ -41,7 +41,7 @@ func (s *Server) createWorkspace(c *gin.Context) {
 	}
 	o, err := s.Store.GetOrg(c.Request.Context(), orgID, httpx.User(c))
 	if err != nil {
-		s.acc.StoreFailed(c, err, "organization")
+		s.Access.StoreFailed(c, err, "organization")
 		return
 	}
 	if httpx.RoleRank[o.Role] < httpx.RoleRank[store.RoleAdmin] {
@@ -50,13 +50,13 @@ func (s *Server) createWorkspace(c *gin.Context) {
 	}
 	w, err := s.Store.CreateWorkspace(c.Request.Context(), orgID, name, httpx.User(c))
 	if err != nil {
-		s.acc.StoreFailed(c, err, "workspace")
+		s.Access.StoreFailed(c, err, "workspace")
 		return
 	}
 	c.JSON(http.StatusCreated, w)
 }
 
-func (s *Server) listWorkspaces(c *gin.Context) {
+func (s *Handler) listWorkspaces(c *gin.Context) {
 	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
@@ -72,14 +72,14 @@ func (s *Server) listWorkspaces(c *gin.Context) {
 	}
 	ws, err := s.Store.ListWorkspaces(c.Request.Context(), httpx.User(c), orgID, cur, limit+1)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "workspaces")
+		s.Access.StoreFailed(c, err, "workspaces")
 		return
 	}
 	httpx.Page(c, ws, limit, func(w store.Workspace) store.Cursor { return store.Cursor{CreatedAt: w.CreatedAt, ID: w.ID} })
 }
 
-func (s *Server) getWorkspace(c *gin.Context) {
-	if w, ok := s.acc.Workspace(c, "id", false); ok {
+func (s *Handler) getWorkspace(c *gin.Context) {
+	if w, ok := s.Access.Workspace(c, "id", false); ok {
 		c.JSON(http.StatusOK, w)
 	}
 }
@@ -93,8 +93,8 @@ type updateWorkspaceRequest struct {
 	MaxToolPolicy *string `json:"max_tool_policy"`
 }
 
-func (s *Server) updateWorkspace(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", true)
+func (s *Handler) updateWorkspace(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
@@ -119,27 +119,27 @@ func (s *Server) updateWorkspace(c *gin.Context) {
 		u.Name = &name
 	}
 	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, httpx.User(c), u); err != nil {
-		s.acc.StoreFailed(c, err, "workspace")
+		s.Access.StoreFailed(c, err, "workspace")
 		return
 	}
 	s.getWorkspace(c)
 }
 
-func (s *Server) listWorkspaceMembers(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Handler) listWorkspaceMembers(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	members, err := s.Store.ListWorkspaceMembers(c.Request.Context(), w.ID)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "members")
+		s.Access.StoreFailed(c, err, "members")
 		return
 	}
 	httpx.All(c, members)
 }
 
-func (s *Server) addWorkspaceMember(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", true)
+func (s *Handler) addWorkspaceMember(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
@@ -157,36 +157,36 @@ func (s *Server) addWorkspaceMember(c *gin.Context) {
 	}
 	m, err := s.Store.SetWorkspaceMember(c.Request.Context(), w.ID, user, req.Role, httpx.User(c))
 	if err != nil {
-		s.acc.StoreFailed(c, err, "member")
+		s.Access.StoreFailed(c, err, "member")
 		return
 	}
 	c.JSON(http.StatusCreated, m)
 }
 
-func (s *Server) removeWorkspaceMember(c *gin.Context) {
+func (s *Handler) removeWorkspaceMember(c *gin.Context) {
 	user := c.Param("userId")
-	w, ok := s.acc.Workspace(c, "id", user != httpx.User(c)) // anyone may leave
+	w, ok := s.Access.Workspace(c, "id", user != httpx.User(c)) // anyone may leave
 	if !ok {
 		return
 	}
 	lost, err := s.Store.RemoveWorkspaceMember(c.Request.Context(), w.ID, user, httpx.User(c))
 	if err != nil {
-		s.acc.StoreFailed(c, err, "member")
+		s.Access.StoreFailed(c, err, "member")
 		return
 	}
 	s.forgetMember(c.Request.Context(), lost, user)
 	c.Status(http.StatusNoContent)
 }
 
-func (s *Server) getWorkspaceSettings(c *gin.Context) {
-	if w, ok := s.acc.Workspace(c, "id", false); ok {
+func (s *Handler) getWorkspaceSettings(c *gin.Context) {
+	if w, ok := s.Access.Workspace(c, "id", false); ok {
 		c.Data(http.StatusOK, "application/json; charset=utf-8", w.Settings)
 	}
 }
 
 // putWorkspaceSettings replaces the settings object (any JSON object up to 64 KB).
-func (s *Server) putWorkspaceSettings(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", true)
+func (s *Handler) putWorkspaceSettings(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
@@ -205,7 +205,7 @@ func (s *Server) putWorkspaceSettings(c *gin.Context) {
 		return
 	}
 	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, httpx.User(c), store.WorkspaceUpdate{Settings: raw}); err != nil {
-		s.acc.StoreFailed(c, err, "workspace")
+		s.Access.StoreFailed(c, err, "workspace")
 		return
 	}
 	c.Data(http.StatusOK, "application/json; charset=utf-8", raw)
@@ -213,8 +213,8 @@ func (s *Server) putWorkspaceSettings(c *gin.Context) {
 
 // listAuditLog is the workspace's audit log (admins only): every change of its settings and
 // members, who made it, the values before and after, newest first.
-func (s *Server) listAuditLog(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", true)
+func (s *Handler) listAuditLog(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
@@ -224,7 +224,7 @@ func (s *Server) listAuditLog(c *gin.Context) {
 	}
 	entries, err := s.Store.ListAuditLog(c.Request.Context(), w.ID, cur, limit+1)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "audit log")
+		s.Access.StoreFailed(c, err, "audit log")
 		return
 	}
 	httpx.Page(c, entries, limit, func(e store.AuditEntry) store.Cursor { return store.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })

@@ -1,4 +1,4 @@
-package api
+package connections
 
 import (
 	"net/http"
@@ -16,10 +16,10 @@ type credentialRequest struct {
 	Password string `json:"password"`
 }
 
-func (s *Server) listCredentials(c *gin.Context) {
+func (s *Handler) listCredentials(c *gin.Context) {
 	creds, err := s.Store.ListCredentials(c.Request.Context(), httpx.User(c))
 	if err != nil {
-		s.acc.StoreFailed(c, err, "credentials")
+		s.Access.StoreFailed(c, err, "credentials")
 		return
 	}
 	httpx.All(c, creds)
@@ -27,7 +27,7 @@ func (s *Server) listCredentials(c *gin.Context) {
 
 // setCredential stores the caller's SAP login for a connection they can see; the password is
 // encrypted and never returned.
-func (s *Server) setCredential(c *gin.Context) {
+func (s *Handler) setCredential(c *gin.Context) {
 	connID, ok := httpx.UUIDParam(c, "connId", "connection")
 	if !ok {
 		return
@@ -47,19 +47,19 @@ func (s *Server) setCredential(c *gin.Context) {
 	keyID, ct := s.Secrets.Seal([]byte(req.Password), secrets.CredentialAAD(httpx.User(c), connID.String()))
 	cred, err := s.Store.SetCredential(c.Request.Context(), httpx.User(c), connID, sapUser, store.SealedValue{KeyID: keyID, Ciphertext: ct})
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connection")
+		s.Access.StoreFailed(c, err, "connection")
 		return
 	}
 	c.JSON(http.StatusOK, cred)
 }
 
-func (s *Server) deleteCredential(c *gin.Context) {
+func (s *Handler) deleteCredential(c *gin.Context) {
 	connID, ok := httpx.UUIDParam(c, "connId", "connection")
 	if !ok {
 		return
 	}
 	if err := s.Store.DeleteCredential(c.Request.Context(), httpx.User(c), connID); err != nil {
-		s.acc.StoreFailed(c, err, "credential")
+		s.Access.StoreFailed(c, err, "credential")
 		return
 	}
 	c.Status(http.StatusNoContent)

@@ -1,4 +1,4 @@
-package api
+package chat
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type partial struct {
 // snapshot is the init frame: the newest stored messages (at most initMessageLimit, in seq
 // order), status and pending approvals from the workflow, and the partial text of a turn that
 // is streaming right now.
-func (s *Server) snapshot(ctx context.Context, agent store.Agent, topic string, head events.Cursor) (gin.H, error) {
+func (s *Streams) snapshot(ctx context.Context, agent store.Agent, topic string, head events.Cursor) (gin.H, error) {
 	msgs, err := s.Store.ListRecentMessages(ctx, agent.ID, initMessageLimit)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package api
+package tenancy
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ type deletionStarted struct {
 
 // deleteWorkspace hides the workspace at once and starts its deletion (202). A repeated
 // DELETE, also while the deletion runs, answers the same deletion.
-func (s *Server) deleteWorkspace(c *gin.Context) {
+func (s *Handler) deleteWorkspace(c *gin.Context) {
 	id, ok := httpx.UUIDParam(c, "id", "workspace")
 	if !ok {
 		return
@@ -32,7 +32,7 @@ func (s *Server) deleteWorkspace(c *gin.Context) {
 	orgID, role, err := s.Store.WorkspaceRole(ctx, id, httpx.User(c))
 	switch {
 	case err != nil:
-		s.acc.StoreFailed(c, err, "workspace")
+		s.Access.StoreFailed(c, err, "workspace")
 		return
 	case role == "":
 		httpx.Fail(c, http.StatusForbidden, "forbidden", "you are not a member of this workspace")
@@ -42,7 +42,7 @@ func (s *Server) deleteWorkspace(c *gin.Context) {
 		return
 	}
 	if err := s.Store.MarkWorkspaceDeleting(ctx, id); err != nil {
-		s.acc.StoreFailed(c, err, "workspace")
+		s.Access.StoreFailed(c, err, "workspace")
 		return
 	}
 	s.startDeletion(c, workflows.DeletionWorkspace, workflows.DeleteWorkspaceWorkflowName,
@@ -50,7 +50,7 @@ func (s *Server) deleteWorkspace(c *gin.Context) {
 }
 
 // deleteOrg: owners only; hides the org and its workspaces, then deletes them in a workflow.
-func (s *Server) deleteOrg(c *gin.Context) {
+func (s *Handler) deleteOrg(c *gin.Context) {
 	id, ok := httpx.UUIDParam(c, "id", "organization")
 	if !ok {
 		return
@@ -59,7 +59,7 @@ func (s *Server) deleteOrg(c *gin.Context) {
 	role, err := s.Store.OrgRole(ctx, id, httpx.User(c))
 	switch {
 	case err != nil:
-		s.acc.StoreFailed(c, err, "organization")
+		s.Access.StoreFailed(c, err, "organization")
 		return
 	case role == "":
 		httpx.Fail(c, http.StatusForbidden, "forbidden", "you are not a member of this organization")
@@ -69,14 +69,14 @@ func (s *Server) deleteOrg(c *gin.Context) {
 		return
 	}
 	if err := s.Store.MarkOrgDeleting(ctx, id); err != nil {
-		s.acc.StoreFailed(c, err, "organization")
+		s.Access.StoreFailed(c, err, "organization")
 		return
 	}
 	s.startDeletion(c, workflows.DeletionOrg, workflows.DeleteOrgWorkflowName,
 		workflows.DeletionInput{ID: id.String(), OrgID: id.String(), RequestedBy: httpx.User(c)})
 }
 
-func (s *Server) startDeletion(c *gin.Context, kind, workflowName string, in workflows.DeletionInput) {
+func (s *Handler) startDeletion(c *gin.Context, kind, workflowName string, in workflows.DeletionInput) {
 	ctx := c.Request.Context()
 	wfID := workflows.DeletionWorkflowID(kind, in.ID)
 	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
@@ -101,7 +101,7 @@ type deletionStatus struct {
 	workflows.DeletionStatus
 }
 
-func (s *Server) getDeletion(c *gin.Context) {
+func (s *Handler) getDeletion(c *gin.Context) {
 	kind := c.Param("kind")
 	if kind != workflows.DeletionWorkspace && kind != workflows.DeletionOrg {
 		httpx.BadRequest(c, "invalid_kind", "kind must be workspace or org")
@@ -137,7 +137,7 @@ func (s *Server) getDeletion(c *gin.Context) {
 	c.JSON(http.StatusOK, deletionStatus{DeletionID: wfID, DeletionStatus: st})
 }
 
-func (s *Server) isOrgOwner(c *gin.Context, orgID string) bool {
+func (s *Handler) isOrgOwner(c *gin.Context, orgID string) bool {
 	id, err := uuid.Parse(orgID)
 	if err != nil {
 		return false

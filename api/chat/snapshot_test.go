@@ -1,4 +1,4 @@
-package api
+package chat
 
 import (
 	"context"
@@ -93,7 +93,7 @@ func TestInitSnapshotHoldsTheNewestMessages(t *testing.T) {
 	require.NoError(t, st.SaveMessages(ctx, msgs))
 
 	// An idle agent's snapshot needs neither Temporal nor the event log.
-	s := &Server{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &Streams{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	init, err := s.snapshot(ctx, agent, events.AgentTopic(agent.ID.String()), events.Cursor{})
 	require.NoError(t, err)
 	got := init["messages"].([]store.Message)

@@ -1,4 +1,4 @@
-package api
+package ops
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ type CodecOptions struct {
 	Origins   []string               // browser origins (the Temporal UI's) allowed to call it
 }
 
-func (s *Server) codecRoutes(api *gin.RouterGroup) {
+func (s *Handler) codecRoutes(api *gin.RouterGroup) {
 	if s.Codec.Codec == nil {
 		return
 	}
@@ -45,7 +45,7 @@ func (s *Server) codecRoutes(api *gin.RouterGroup) {
 // codecHandler serves POST /api/codec/{encode,decode}: {"payloads":[…]} in, the same shape out,
 // for operators only. The SDK's converter.NewPayloadCodecHTTPHandler answers errors as plain
 // text; this one keeps the API's {"error","code"} shape and its own authentication.
-func (s *Server) codecHandler(op string) gin.HandlerFunc {
+func (s *Handler) codecHandler(op string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !s.codecCORS(c) {
 			return
@@ -94,7 +94,7 @@ func (s *Server) codecHandler(op string) gin.HandlerFunc {
 
 // codecOperator authenticates the caller (bearer header, or the codec cookie) and requires an
 // operator: everyone else gets 401 or 403.
-func (s *Server) codecOperator(c *gin.Context) (string, bool) {
+func (s *Handler) codecOperator(c *gin.Context) (string, bool) {
 	token := ""
 	if h := c.GetHeader("Authorization"); h != "" {
 		if scheme, tok, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
@@ -124,7 +124,7 @@ func (s *Server) codecOperator(c *gin.Context) (string, bool) {
 
 // codecCORS lets the configured Temporal UI origins call the codec with credentials. Any other
 // browser origin is refused outright (not only hidden by CORS): the cookie must not work from it.
-func (s *Server) codecCORS(c *gin.Context) bool {
+func (s *Handler) codecCORS(c *gin.Context) bool {
 	origin := c.GetHeader("Origin")
 	if origin == "" {
 		return true // not a browser
@@ -140,7 +140,7 @@ func (s *Server) codecCORS(c *gin.Context) bool {
 	return true
 }
 
-func (s *Server) codecPreflight(c *gin.Context) {
+func (s *Handler) codecPreflight(c *gin.Context) {
 	if !s.codecCORS(c) {
 		return
 	}

@@ -1,4 +1,4 @@
-package api
+package index
 
 import (
 	"errors"
@@ -11,7 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/api/httpx"
+	"github.com/sapagent/sapagent/api/sapconn"
 	"github.com/sapagent/sapagent/internal/landscape"
+	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -20,8 +22,8 @@ import (
 // the live connector (sap.go). Every route needs workspace membership; a connection of another
 // workspace is 404 like an unknown one.
 
-func (s *Server) landscape() landscape.Reader {
-	return landscape.Reader{DB: s.Store.Pool, Cache: &s.landscapeCache}
+func (s *Reads) landscape() landscape.Reader {
+	return landscape.Reader{DB: s.Store.Pool, Cache: s.Cache}
 }
 
 // The GETs that read over whole indexes (dashboard, diff, inventory, Clean Core) have budgets of
@@ -32,8 +34,8 @@ const (
 	DefaultIndexReadsPerWorkspaceMinute = 300
 )
 
-// indexReadRoutes are the routes that call indexReadAccess (the OpenAPI document lists their 429).
-var indexReadRoutes = map[string]bool{
+// ReadRoutes are the routes that call indexReadAccess (the OpenAPI document lists their 429).
+var ReadRoutes = map[string]bool{
 	"/api/workspaces/:id/dashboard":         true,
 	"/api/workspaces/:id/dashboard/diff":    true,
 	"/api/workspaces/:id/dashboard/objects": true,
@@ -43,8 +45,8 @@ var indexReadRoutes = map[string]bool{
 // indexReadAccess is workspaceAccess for a GET that reads over whole indexes: a member, and
 // within the budgets (429 rate_limited with Retry-After otherwise). The workspace's budget is
 // checked only for its members, so an outsider cannot use it up.
-func (s *Server) indexReadAccess(c *gin.Context) (store.Workspace, bool) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Reads) indexReadAccess(c *gin.Context) (store.Workspace, bool) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return w, false
 	}
@@ -60,7 +62,7 @@ func (s *Server) indexReadAccess(c *gin.Context) (store.Workspace, bool) {
 		n   int
 		per string
 	}{{"ratelimit-index:user:" + httpx.User(c), perUser, "per user"}, {"ratelimit-index:workspace:" + w.ID.String(), perWorkspace, "per workspace"}} {
-		res, ok := s.limiter.CheckOf(c.Request.Context(), b.key, b.n)
+		res, ok := s.Limiter.CheckOf(c.Request.Context(), b.key, b.n)
 		if !ok {
 			continue // the limiter's Redis is unavailable: fail open, like the other budgets
 		}
@@ -79,18 +81,18 @@ func (s *Server) indexReadAccess(c *gin.Context) (store.Workspace, bool) {
 const defaultTopPackages = 20
 
 // landscapeFailed answers a landscape read error.
-func (s *Server) landscapeFailed(c *gin.Context, err error, what string) {
+func (s *Reads) landscapeFailed(c *gin.Context, err error, what string) {
 	if errors.Is(err, landscape.ErrNoIndex) {
 		httpx.Fail(c, http.StatusConflict, "no_index", "the connection has no index yet: run a sync first")
 		return
 	}
-	s.acc.StoreFailed(c, err, what)
+	s.Access.StoreFailed(c, err, what)
 }
 
 // indexedConnection resolves the query parameter param to a connection of workspace ws that
 // has an index: 400 when it is missing or not a UUID, 404 when the workspace has no such
 // connection, 409 no_index when no sync has finished for it.
-func (s *Server) indexedConnection(c *gin.Context, ws store.Workspace, param string) (landscape.Graph, bool) {
+func (s *Reads) indexedConnection(c *gin.Context, ws store.Workspace, param string) (landscape.Graph, bool) {
 	raw := c.Query(param)
 	if raw == "" {
 		httpx.BadRequest(c, "missing_field", param+" is required")
@@ -160,7 +162,7 @@ func objectFilter(c *gin.Context) (landscape.ObjectFilter, bool) {
 
 // getDashboard: analytics of every connection of the workspace; those without an index are
 // listed with status "none".
-func (s *Server) getDashboard(c *gin.Context) {
+func (s *Reads) getDashboard(c *gin.Context) {
 	w, ok := s.indexReadAccess(c)
 	if !ok {
 		return
@@ -177,14 +179,14 @@ func (s *Server) getDashboard(c *gin.Context) {
 	ctx := c.Request.Context()
 	graphs, err := s.landscape().Graphs(ctx, w.ID)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connections")
+		s.Access.StoreFailed(c, err, "connections")
 		return
 	}
 	out := make([]landscape.Dashboard, 0, len(graphs))
 	for _, g := range graphs {
 		d, err := s.landscape().Dashboard(ctx, g, top)
 		if err != nil {
-			s.acc.StoreFailed(c, err, "dashboard")
+			s.Access.StoreFailed(c, err, "dashboard")
 			return
 		}
 		out = append(out, d)
@@ -194,7 +196,7 @@ func (s *Server) getDashboard(c *gin.Context) {
 
 // getDashboardDiff: what differs between two indexed connections of the workspace: counts of
 // each kind and one page of ?kind= (only_left, only_right, changed; default changed).
-func (s *Server) getDashboardDiff(c *gin.Context) {
+func (s *Reads) getDashboardDiff(c *gin.Context) {
 	w, ok := s.indexReadAccess(c)
 	if !ok {
 		return
@@ -227,12 +229,12 @@ func (s *Server) getDashboardDiff(c *gin.Context) {
 	ctx := c.Request.Context()
 	counts, err := s.landscape().DiffCounts(ctx, left, right, f)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "diff")
+		s.Access.StoreFailed(c, err, "diff")
 		return
 	}
 	p, err := s.landscape().Diff(ctx, left, right, kind, f, cur, limit)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "diff")
+		s.Access.StoreFailed(c, err, "diff")
 		return
 	}
 	landscapeList(c, p, gin.H{"kind": kind, "counts": counts,
@@ -241,7 +243,7 @@ func (s *Server) getDashboardDiff(c *gin.Context) {
 }
 
 // getDashboardObjects: the object inventory of one connection with filters.
-func (s *Server) getDashboardObjects(c *gin.Context) {
+func (s *Reads) getDashboardObjects(c *gin.Context) {
 	w, ok := s.indexReadAccess(c)
 	if !ok {
 		return
@@ -260,7 +262,7 @@ func (s *Server) getDashboardObjects(c *gin.Context) {
 	}
 	p, err := s.landscape().Objects(c.Request.Context(), g, f, cur, limit)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "objects")
+		s.Access.StoreFailed(c, err, "objects")
 		return
 	}
 	landscapeList(c, p, gin.H{"generation": g.Generation})
@@ -277,7 +279,7 @@ func levelParam(c *gin.Context) (string, bool) {
 }
 
 // getCleanCore: the distribution over levels and one page of the objects with findings.
-func (s *Server) getCleanCore(c *gin.Context) {
+func (s *Reads) getCleanCore(c *gin.Context) {
 	w, ok := s.indexReadAccess(c)
 	if !ok {
 		return
@@ -302,12 +304,12 @@ func (s *Server) getCleanCore(c *gin.Context) {
 	ctx := c.Request.Context()
 	summary, err := s.landscape().CleanCoreSummary(ctx, g, pkg)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "clean core")
+		s.Access.StoreFailed(c, err, "clean core")
 		return
 	}
 	p, err := s.landscape().Findings(ctx, g, landscape.FindingFilter{Level: level, Package: pkg}, cur, limit)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "clean core")
+		s.Access.StoreFailed(c, err, "clean core")
 		return
 	}
 	landscapeList(c, p, gin.H{"summary": summary, "generation": g.Generation, "connection_id": g.ConnectionID, "system_type": g.SystemType})
@@ -315,8 +317,8 @@ func (s *Server) getCleanCore(c *gin.Context) {
 
 // getCleanCoreObject: one object's level with every reason and its conversion items. The
 // name is a wildcard so namespaced names (/ABC/CL_X) need no escaping.
-func (s *Server) getCleanCoreObject(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Reads) getCleanCoreObject(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
@@ -332,15 +334,15 @@ func (s *Server) getCleanCoreObject(c *gin.Context) {
 	}
 	o, err := s.landscape().CleanCoreObject(c.Request.Context(), g, objType, name)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "clean core analysis of "+objType+" "+name)
+		s.Access.StoreFailed(c, err, "clean core analysis of "+objType+" "+name)
 		return
 	}
 	c.JSON(http.StatusOK, o)
 }
 
 // getDocs lists the connection's generated docs (?kind=).
-func (s *Server) getDocs(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Reads) getDocs(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
@@ -359,15 +361,15 @@ func (s *Server) getDocs(c *gin.Context) {
 	}
 	p, err := s.landscape().Docs(c.Request.Context(), g, kind, cur, limit)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "docs")
+		s.Access.StoreFailed(c, err, "docs")
 		return
 	}
 	landscapeList(c, p, gin.H{"generation": g.Generation})
 }
 
 // getDoc answers one doc: raw Markdown for Accept: text/markdown or ?format=markdown, else JSON.
-func (s *Server) getDoc(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Reads) getDoc(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
@@ -391,7 +393,7 @@ func (s *Server) getDoc(c *gin.Context) {
 	}
 	d, err := s.landscape().Doc(c.Request.Context(), g, kind, subject)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "doc")
+		s.Access.StoreFailed(c, err, "doc")
 		return
 	}
 	if format == "markdown" || (format == "" && strings.Contains(c.GetHeader("Accept"), "text/markdown")) {
@@ -405,7 +407,7 @@ func (s *Server) getDoc(c *gin.Context) {
 // of type). A custom object's source comes from the index when it has the object, else (and
 // always with live=true) from the live connector as the caller's SAP user. Source is customer
 // data: it is never logged.
-func (s *Server) getSource(c *gin.Context) {
+func (s *Reads) getSource(c *gin.Context) {
 	name := strings.ToUpper(strings.TrimSpace(c.Query("name")))
 	objType := strings.ToUpper(strings.TrimSpace(c.Query("type")))
 	if objType == "" {
@@ -435,7 +437,7 @@ func (s *Server) getSource(c *gin.Context) {
 		live = b
 	}
 	if !live {
-		w, ok := s.acc.Workspace(c, "id", false)
+		w, ok := s.Access.Workspace(c, "id", false)
 		if !ok {
 			return
 		}
@@ -445,7 +447,7 @@ func (s *Server) getSource(c *gin.Context) {
 		}
 		src, found, err := s.landscape().Source(c.Request.Context(), g, objType, name)
 		if err != nil {
-			s.acc.StoreFailed(c, err, "source")
+			s.Access.StoreFailed(c, err, "source")
 			return
 		}
 		if found {
@@ -462,14 +464,14 @@ func (s *Server) getSource(c *gin.Context) {
 
 // sourceConnection resolves ?connection_id= (or the workspace's only connection) for /source:
 // 400 when it is missing among several or not a UUID, 404 when unknown here.
-func (s *Server) sourceConnection(c *gin.Context, w store.Workspace) (landscape.Graph, bool) {
+func (s *Reads) sourceConnection(c *gin.Context, w store.Workspace) (landscape.Graph, bool) {
 	ctx := c.Request.Context()
 	raw := c.Query("connection_id")
 	if raw == "" {
 		graphs, err := s.landscape().Graphs(ctx, w.ID)
 		switch {
 		case err != nil:
-			s.acc.StoreFailed(c, err, "connections")
+			s.Access.StoreFailed(c, err, "connections")
 		case len(graphs) == 0:
 			httpx.Fail(c, http.StatusNotFound, "not_found", "this workspace has no SAP connection")
 		case len(graphs) > 1:
@@ -486,8 +488,23 @@ func (s *Server) sourceConnection(c *gin.Context, w store.Workspace) (landscape.
 	}
 	g, err := s.landscape().Graph(ctx, w.ID, id)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connection")
+		s.Access.StoreFailed(c, err, "connection")
 		return g, false
 	}
 	return g, true
+}
+
+// liveSource answers ABAP source from the live connector, as the caller's SAP user
+// (getSource in landscape.go decides when the index does not serve it).
+func (s *Reads) liveSource(c *gin.Context, objType, name string) {
+	conn, ok := s.Live.Connection(c, c.Query("connection_id"))
+	if !ok {
+		return
+	}
+	var src sap.ABAPSource
+	if err := conn.API.Call(c.Request.Context(), sap.EndpointABAPSource, sap.ABAPSourceRequest{ObjectType: objType, Name: name}, &src); err != nil {
+		sapconn.Failed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"connection_id": conn.ID, "object_type": src.ObjectType, "name": src.Name, "source": src.Source, "lines": src.Lines, "from": "live"})
 }

@@ -1,4 +1,4 @@
-package api
+package chat
 
 import (
 	"net/http"
@@ -23,7 +23,7 @@ type socketCount struct {
 
 // socketSlot takes one of the caller's stream slots, or answers 429 too_many_sockets (before
 // any upgrade, so clients see a plain HTTP refusal). release gives it back; call it once.
-func (s *Server) socketSlot(c *gin.Context) (release func(), ok bool) {
+func (s *Streams) socketSlot(c *gin.Context) (release func(), ok bool) {
 	limit := s.MaxSocketsPerUser
 	if limit <= 0 {
 		limit = DefaultMaxSocketsPerUser

@@ -1,4 +1,4 @@
-package api
+package chat
 
 import (
 	"context"
@@ -60,7 +60,7 @@ func (g *streamGuard) end(e accessEnd) {
 }
 
 // guardStream starts watching a stream's access; the caller releases it when the stream ends.
-func (s *Server) guardStream(workspace uuid.UUID, user string, expires time.Time) *streamGuard {
+func (s *Streams) guardStream(workspace uuid.UUID, user string, expires time.Time) *streamGuard {
 	g := &streamGuard{key: accessKey{workspace, user}, expires: expires, ended: make(chan accessEnd, 1)}
 	// A token accepted within auth.Leeway of its exp ends at once: the client refreshes it.
 	g.timer = time.AfterFunc(time.Until(expires), func() { g.end(endExpired) })
@@ -68,7 +68,7 @@ func (s *Server) guardStream(workspace uuid.UUID, user string, expires time.Time
 	return g
 }
 
-func (s *Server) releaseStream(g *streamGuard) {
+func (s *Streams) releaseStream(g *streamGuard) {
 	g.timer.Stop()
 	s.access.remove(g)
 }
@@ -76,7 +76,7 @@ func (s *Server) releaseStream(g *streamGuard) {
 // commandAccess re-checks, before a WebSocket command runs, what the REST route would check
 // on its request: an unexpired token and (with a fresh query) membership. It returns the
 // refusal (zero when allowed) and, when access is gone, how the stream must end.
-func (s *Server) commandAccess(ctx context.Context, g *streamGuard) (outcome, accessEnd) {
+func (s *Streams) commandAccess(ctx context.Context, g *streamGuard) (outcome, accessEnd) {
 	if !time.Now().Before(g.expires) {
 		return failure(http.StatusUnauthorized, "unauthorized", "token has expired; reconnect with a fresh token"), endExpired
 	}
@@ -93,7 +93,7 @@ func (s *Server) commandAccess(ctx context.Context, g *streamGuard) (outcome, ac
 
 // isMember is the REST routes' membership check (a direct workspace member, or an org owner or
 // admin): one query on primary keys. A deleted workspace is no membership.
-func (s *Server) isMember(ctx context.Context, k accessKey) (bool, error) {
+func (s *Streams) isMember(ctx context.Context, k accessKey) (bool, error) {
 	w, err := s.Store.WorkspaceAccess(ctx, k.workspace, k.user)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
@@ -113,7 +113,7 @@ type accessWatch struct {
 	running bool
 }
 
-func (w *accessWatch) add(s *Server, g *streamGuard) {
+func (w *accessWatch) add(s *Streams, g *streamGuard) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.streams == nil {
@@ -168,7 +168,7 @@ func (w *accessWatch) revoke(k accessKey) {
 // watchAccess re-checks every watched pair each period until no stream is open. A failing
 // database closes nothing (the streams were authorised and a reconnect would fail too); the
 // next period checks again.
-func (s *Server) watchAccess() {
+func (s *Streams) watchAccess() {
 	every := s.AccessCheckEvery
 	if every <= 0 {
 		every = DefaultAccessCheckEvery

@@ -1,4 +1,4 @@
-package api
+package index
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // Syncs of the SAP index (docs/sync.md). Starting, cancelling and scheduling are for workspace
 // admins: a sync reads the whole system as the connector's technical user. Members read.
 
-func (s *Server) schedules() syncschedule.Manager {
+func (s *Syncs) schedules() syncschedule.Manager {
 	return syncschedule.Manager{Client: s.Temporal, TaskQueue: s.TaskQueue}
 }
 
@@ -32,8 +32,8 @@ type startSyncRequest struct {
 }
 
 // startSync starts a manual sync of one connection (POST /workspaces/:id/index).
-func (s *Server) startSync(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", true)
+func (s *Syncs) startSync(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
@@ -55,7 +55,7 @@ func (s *Server) startSync(c *gin.Context) {
 	}
 	conn, err := s.Store.GetConnection(c.Request.Context(), w.ID, id)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connection")
+		s.Access.StoreFailed(c, err, "connection")
 		return
 	}
 	ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
@@ -94,7 +94,7 @@ func (s *Server) startSync(c *gin.Context) {
 }
 
 // syncRunFinished reports whether the run of that workflow run ID is recorded as finished.
-func (s *Server) syncRunFinished(ctx context.Context, workspaceID uuid.UUID, runID string) bool {
+func (s *Syncs) syncRunFinished(ctx context.Context, workspaceID uuid.UUID, runID string) bool {
 	id, err := uuid.Parse(runID)
 	if err != nil {
 		return false
@@ -114,25 +114,25 @@ type indexConnection struct {
 }
 
 // indexStatus lists every connection's index and its last run (GET /workspaces/:id/index).
-func (s *Server) indexStatus(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Syncs) indexStatus(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
 	conns, err := s.Store.ListConnections(ctx, w.ID)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connections")
+		s.Access.StoreFailed(c, err, "connections")
 		return
 	}
 	graphs, err := s.Store.ListSAPGraphs(ctx, w.ID)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "index")
+		s.Access.StoreFailed(c, err, "index")
 		return
 	}
 	lastRuns, err := s.Store.LatestSyncRuns(ctx, w.ID)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "sync runs")
+		s.Access.StoreFailed(c, err, "sync runs")
 		return
 	}
 	byConn := map[uuid.UUID]store.SAPGraph{}
@@ -154,7 +154,7 @@ func (s *Server) indexStatus(c *gin.Context) {
 }
 
 // optionalConnection reads ?connection_id= (nil when absent; 404 when not the workspace's).
-func (s *Server) optionalConnection(c *gin.Context, workspaceID uuid.UUID) (*store.Connection, bool) {
+func (s *Syncs) optionalConnection(c *gin.Context, workspaceID uuid.UUID) (*store.Connection, bool) {
 	v := c.Query("connection_id")
 	if v == "" {
 		return nil, true
@@ -166,15 +166,15 @@ func (s *Server) optionalConnection(c *gin.Context, workspaceID uuid.UUID) (*sto
 	}
 	conn, err := s.Store.GetConnection(c.Request.Context(), workspaceID, id)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connection")
+		s.Access.StoreFailed(c, err, "connection")
 		return nil, false
 	}
 	return &conn, true
 }
 
 // listSyncRuns lists runs newest first (GET /workspaces/:id/sync-runs?connection_id=).
-func (s *Server) listSyncRuns(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Syncs) listSyncRuns(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
@@ -192,14 +192,14 @@ func (s *Server) listSyncRuns(c *gin.Context) {
 	}
 	runs, err := s.Store.ListSyncRuns(c.Request.Context(), w.ID, connID, cur, limit+1)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "sync runs")
+		s.Access.StoreFailed(c, err, "sync runs")
 		return
 	}
 	httpx.Page(c, runs, limit, func(r store.SyncRun) store.Cursor { return store.Cursor{CreatedAt: r.StartedAt, ID: r.ID} })
 }
 
-func (s *Server) loadSyncRun(c *gin.Context, needAdmin bool) (store.SyncRun, bool) {
-	w, ok := s.acc.Workspace(c, "id", needAdmin)
+func (s *Syncs) loadSyncRun(c *gin.Context, needAdmin bool) (store.SyncRun, bool) {
+	w, ok := s.Access.Workspace(c, "id", needAdmin)
 	if !ok {
 		return store.SyncRun{}, false
 	}
@@ -209,14 +209,14 @@ func (s *Server) loadSyncRun(c *gin.Context, needAdmin bool) (store.SyncRun, boo
 	}
 	run, err := s.Store.GetSyncRun(c.Request.Context(), w.ID, id)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "sync run")
+		s.Access.StoreFailed(c, err, "sync run")
 		return run, false
 	}
 	return run, true
 }
 
 // getSyncRun answers one run; a running one carries the workflow's live progress.
-func (s *Server) getSyncRun(c *gin.Context) {
+func (s *Syncs) getSyncRun(c *gin.Context) {
 	run, ok := s.loadSyncRun(c, false)
 	if !ok {
 		return
@@ -236,7 +236,7 @@ func (s *Server) getSyncRun(c *gin.Context) {
 }
 
 // cancelSyncRun cancels a running sync: its build is removed, the index in use stays.
-func (s *Server) cancelSyncRun(c *gin.Context) {
+func (s *Syncs) cancelSyncRun(c *gin.Context) {
 	run, ok := s.loadSyncRun(c, true)
 	if !ok {
 		return
@@ -262,8 +262,8 @@ func (s *Server) cancelSyncRun(c *gin.Context) {
 }
 
 // listSyncSchedules describes the schedules of every connection, or of ?connection_id=.
-func (s *Server) listSyncSchedules(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Syncs) listSyncSchedules(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
@@ -277,7 +277,7 @@ func (s *Server) listSyncSchedules(c *gin.Context) {
 	} else {
 		var err error
 		if conns, err = s.Store.ListConnections(c.Request.Context(), w.ID); err != nil {
-			s.acc.StoreFailed(c, err, "connections")
+			s.Access.StoreFailed(c, err, "connections")
 			return
 		}
 	}
@@ -302,8 +302,8 @@ type scheduleActionRequest struct {
 
 // scheduleAction pauses, unpauses or triggers one schedule
 // (POST /workspaces/:id/sync-schedules/:connId/:mode/:action).
-func (s *Server) scheduleAction(c *gin.Context) {
-	conn, ok := s.acc.Connection(c, true)
+func (s *Syncs) scheduleAction(c *gin.Context) {
+	conn, ok := s.Access.Connection(c, true)
 	if !ok {
 		return
 	}
@@ -365,8 +365,8 @@ func (s *Server) scheduleAction(c *gin.Context) {
 	}
 }
 
-// ensureSchedules creates or updates a connection's schedules while answering a request.
-func (s *Server) ensureSchedules(c *gin.Context, conn store.Connection) bool {
+// EnsureSchedules creates or updates a connection's schedules while answering a request.
+func (s *Syncs) EnsureSchedules(c *gin.Context, conn store.Connection) bool {
 	ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 	defer cancel()
 	err := s.schedules().Ensure(ctx, conn)
@@ -382,9 +382,9 @@ func (s *Server) ensureSchedules(c *gin.Context, conn store.Connection) bool {
 	return true
 }
 
-// stopConnectionSyncs deletes a connection's schedules and cancels its running sync, before
+// StopConnectionSyncs deletes a connection's schedules and cancels its running sync, before
 // the connection's rows go.
-func (s *Server) stopConnectionSyncs(c *gin.Context, conn store.Connection) bool {
+func (s *Syncs) StopConnectionSyncs(c *gin.Context, conn store.Connection) bool {
 	ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 	defer cancel()
 	err := s.schedules().Stop(ctx, conn.ID.String())

@@ -1,4 +1,4 @@
-package api
+package tenancy
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const removalFanOut = 8
 // is not running has nothing of hers, and one that cannot be told now still refuses her turns,
 // tools and SAP calls when they run (they check membership). It outlives the request, so a
 // client that hangs up does not cut it short.
-func (s *Server) forgetMember(ctx context.Context, workspaces []uuid.UUID, user string) {
+func (s *Handler) forgetMember(ctx context.Context, workspaces []uuid.UUID, user string) {
 	if len(workspaces) == 0 || s.Temporal == nil {
 		return
 	}
@@ -48,7 +48,7 @@ func (s *Server) forgetMember(ctx context.Context, workspaces []uuid.UUID, user 
 	wg.Wait()
 }
 
-func (s *Server) tellRemoved(parent context.Context, agentID uuid.UUID, user string) {
+func (s *Handler) tellRemoved(parent context.Context, agentID uuid.UUID, user string) {
 	ctx, cancel := httpx.TemporalContext(parent, s.TemporalTimeout)
 	defer cancel()
 	h, err := s.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{

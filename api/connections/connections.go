@@ -1,4 +1,4 @@
-package api
+package connections
 
 import (
 	"context"
@@ -175,21 +175,21 @@ func guardFor(serverProduction bool, c store.Connection) sap.Guard {
 	return sap.Guard{Production: serverProduction || c.Environment == "production"}
 }
 
-func (s *Server) listConnections(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", false)
+func (s *Handler) listConnections(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		return
 	}
 	conns, err := s.Store.ListConnections(c.Request.Context(), w.ID)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connections")
+		s.Access.StoreFailed(c, err, "connections")
 		return
 	}
 	httpx.All(c, conns)
 }
 
-func (s *Server) createConnection(c *gin.Context) {
-	w, ok := s.acc.Workspace(c, "id", true)
+func (s *Handler) createConnection(c *gin.Context) {
+	w, ok := s.Access.Workspace(c, "id", true)
 	if !ok {
 		return
 	}
@@ -207,11 +207,11 @@ func (s *Server) createConnection(c *gin.Context) {
 	}
 	created, err := s.Store.CreateConnection(c.Request.Context(), conn)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connection")
+		s.Access.StoreFailed(c, err, "connection")
 		return
 	}
 	// The connection exists only with its sync schedules: if Temporal refuses them, the row goes.
-	if !s.ensureSchedules(c, created) {
+	if !s.Syncs.EnsureSchedules(c, created) {
 		if err := s.Store.DeleteConnection(context.WithoutCancel(c.Request.Context()), created.WorkspaceID, created.ID); err != nil {
 			s.Log.Error("remove connection whose schedules failed", "connection", created.ID, "error", err)
 		}
@@ -221,8 +221,8 @@ func (s *Server) createConnection(c *gin.Context) {
 }
 
 // connectionAccess resolves :id and :connId (404 when the connection is not in the workspace).
-func (s *Server) connectionAccess(c *gin.Context, needAdmin bool) (store.Connection, bool) {
-	w, ok := s.acc.Workspace(c, "id", needAdmin)
+func (s *Handler) connectionAccess(c *gin.Context, needAdmin bool) (store.Connection, bool) {
+	w, ok := s.Access.Workspace(c, "id", needAdmin)
 	if !ok {
 		return store.Connection{}, false
 	}
@@ -232,20 +232,20 @@ func (s *Server) connectionAccess(c *gin.Context, needAdmin bool) (store.Connect
 	}
 	conn, err := s.Store.GetConnection(c.Request.Context(), w.ID, id)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connection")
+		s.Access.StoreFailed(c, err, "connection")
 		return conn, false
 	}
 	return conn, true
 }
 
-func (s *Server) getConnection(c *gin.Context) {
-	if conn, ok := s.acc.Connection(c, false); ok {
+func (s *Handler) getConnection(c *gin.Context) {
+	if conn, ok := s.Access.Connection(c, false); ok {
 		c.JSON(http.StatusOK, conn)
 	}
 }
 
-func (s *Server) updateConnection(c *gin.Context) {
-	conn, ok := s.acc.Connection(c, true)
+func (s *Handler) updateConnection(c *gin.Context) {
+	conn, ok := s.Access.Connection(c, true)
 	if !ok {
 		return
 	}
@@ -259,29 +259,29 @@ func (s *Server) updateConnection(c *gin.Context) {
 	}
 	// Schedules first: a spec Temporal refuses leaves the connection as it was.
 	scheduleChanged := conn.SyncFullCron != before.SyncFullCron || conn.SyncDeltaCron != before.SyncDeltaCron || conn.SyncTimeZone != before.SyncTimeZone || conn.Name != before.Name
-	if scheduleChanged && !s.ensureSchedules(c, conn) {
+	if scheduleChanged && !s.Syncs.EnsureSchedules(c, conn) {
 		return
 	}
 	updated, err := s.Store.UpdateConnection(c.Request.Context(), conn)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "connection")
+		s.Access.StoreFailed(c, err, "connection")
 		return
 	}
 	c.JSON(http.StatusOK, updated)
 }
 
-func (s *Server) deleteConnection(c *gin.Context) {
-	conn, ok := s.acc.Connection(c, true)
+func (s *Handler) deleteConnection(c *gin.Context) {
+	conn, ok := s.Access.Connection(c, true)
 	if !ok {
 		return
 	}
 	// Its schedules go and its running sync is cancelled first; the index rows go with the
 	// connection's row (ON DELETE CASCADE).
-	if !s.stopConnectionSyncs(c, conn) {
+	if !s.Syncs.StopConnectionSyncs(c, conn) {
 		return
 	}
 	if err := s.Store.DeleteConnection(c.Request.Context(), conn.WorkspaceID, conn.ID); err != nil {
-		s.acc.StoreFailed(c, err, "connection")
+		s.Access.StoreFailed(c, err, "connection")
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -291,14 +291,14 @@ var secretName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 const maxSecretBytes = 8 << 10
 
-func (s *Server) listSecrets(c *gin.Context) {
-	conn, ok := s.acc.Connection(c, true)
+func (s *Handler) listSecrets(c *gin.Context) {
+	conn, ok := s.Access.Connection(c, true)
 	if !ok {
 		return
 	}
 	names, err := s.Store.ListConnectionSecretNames(c.Request.Context(), conn.ID)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "secrets")
+		s.Access.StoreFailed(c, err, "secrets")
 		return
 	}
 	httpx.All(c, names)
@@ -309,8 +309,8 @@ type secretRequest struct {
 }
 
 // setSecret stores a write-only value (connector_key, host, sysnr, client, router…).
-func (s *Server) setSecret(c *gin.Context) {
-	conn, ok := s.acc.Connection(c, true)
+func (s *Handler) setSecret(c *gin.Context) {
+	conn, ok := s.Access.Connection(c, true)
 	if !ok {
 		return
 	}
@@ -329,19 +329,19 @@ func (s *Server) setSecret(c *gin.Context) {
 	}
 	keyID, ct := s.Secrets.Seal([]byte(req.Value), secrets.ConnectionSecretAAD(conn.ID.String(), name))
 	if err := s.Store.SetConnectionSecret(c.Request.Context(), conn.ID, name, store.SealedValue{KeyID: keyID, Ciphertext: ct}); err != nil {
-		s.acc.StoreFailed(c, err, "secret")
+		s.Access.StoreFailed(c, err, "secret")
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"name": name, "connection_id": conn.ID})
 }
 
-func (s *Server) deleteSecret(c *gin.Context) {
-	conn, ok := s.acc.Connection(c, true)
+func (s *Handler) deleteSecret(c *gin.Context) {
+	conn, ok := s.Access.Connection(c, true)
 	if !ok {
 		return
 	}
 	if err := s.Store.DeleteConnectionSecret(c.Request.Context(), conn.ID, c.Param("name")); err != nil {
-		s.acc.StoreFailed(c, err, "secret")
+		s.Access.StoreFailed(c, err, "secret")
 		return
 	}
 	c.Status(http.StatusNoContent)

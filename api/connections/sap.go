@@ -1,4 +1,4 @@
-package api
+package connections
 
 import (
 	"context"
@@ -11,104 +11,11 @@ import (
 
 	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/sap"
-	"github.com/sapagent/sapagent/internal/saptools"
 )
 
-// sapFailed answers a connector failure with a status that says whose problem it is. SAP's
-// own refusals are 4xx for the caller to act on; an unreachable or slow connector is 502/504.
-func sapFailed(c *gin.Context, err error) {
-	var se *sap.Error
-	var ie *saptools.IdentityError
-	switch {
-	case errors.Is(err, sap.ErrBlocked):
-		httpx.Fail(c, http.StatusBadRequest, "blocked_url", err.Error())
-	case errors.As(err, new(*saptools.NoConnectorURLError)):
-		httpx.Fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
-	case errors.As(err, &ie):
-		httpx.Fail(c, http.StatusForbidden, ie.Code, ie.Message)
-	case errors.As(err, &se):
-		msg := sap.Describe(err)
-		switch se.Code {
-		case sap.ErrNotFound:
-			httpx.Fail(c, http.StatusNotFound, "sap_not_found", msg)
-		case sap.ErrAuthorization:
-			httpx.Fail(c, http.StatusForbidden, "sap_authorization", msg)
-		case sap.ErrLogonFailed, sap.ErrConnectorKey:
-			httpx.Fail(c, http.StatusUnprocessableEntity, "sap_logon_failed", msg)
-		case sap.ErrTimeout:
-			httpx.Fail(c, http.StatusGatewayTimeout, "connector_timeout", msg)
-		case sap.ErrSystemUnavailable:
-			httpx.Fail(c, http.StatusBadGateway, "connector_unavailable", msg)
-		default:
-			httpx.Fail(c, http.StatusUnprocessableEntity, "sap_error", msg)
-		}
-	default:
-		httpx.Fail(c, http.StatusBadGateway, "connector_unavailable", "the connector could not be reached: "+err.Error())
-	}
-}
-
-// sapConnections resolves the workspace's connections for the caller (with their SAP login).
-func (s *Server) sapConnections(c *gin.Context) ([]saptools.Conn, bool) {
-	w, ok := s.acc.Workspace(c, "id", false)
-	if !ok {
-		return nil, false
-	}
-	if s.SAP == nil {
-		httpx.Unavailable(c, "SAP connectivity")
-		return nil, false
-	}
-	conns, err := s.SAP.Connections(c.Request.Context(), w.ID, httpx.User(c))
-	if err != nil {
-		httpx.Fail(c, http.StatusUnprocessableEntity, "connection_unusable", err.Error())
-		return nil, false
-	}
-	return conns, true
-}
-
-// sapConnection resolves the connection named by ?connection_id= (or the only one) for the caller.
-func (s *Server) sapConnection(c *gin.Context, connID string) (saptools.Conn, bool) {
-	conns, ok := s.sapConnections(c)
-	if !ok {
-		return saptools.Conn{}, false
-	}
-	if len(conns) == 0 {
-		httpx.Fail(c, http.StatusNotFound, "not_found", "this workspace has no SAP connection")
-		return saptools.Conn{}, false
-	}
-	if connID == "" {
-		if len(conns) == 1 {
-			return conns[0], true
-		}
-		httpx.BadRequest(c, "missing_field", "connection_id is required when the workspace has several connections")
-		return saptools.Conn{}, false
-	}
-	for _, conn := range conns {
-		if conn.ID == connID {
-			return conn, true
-		}
-	}
-	httpx.NotFound(c, "connection")
-	return saptools.Conn{}, false
-}
-
-// liveSource answers ABAP source from the live connector, as the caller's SAP user
-// (getSource in landscape.go decides when the index does not serve it).
-func (s *Server) liveSource(c *gin.Context, objType, name string) {
-	conn, ok := s.sapConnection(c, c.Query("connection_id"))
-	if !ok {
-		return
-	}
-	var src sap.ABAPSource
-	if err := conn.API.Call(c.Request.Context(), sap.EndpointABAPSource, sap.ABAPSourceRequest{ObjectType: objType, Name: name}, &src); err != nil {
-		sapFailed(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"connection_id": conn.ID, "object_type": src.ObjectType, "name": src.Name, "source": src.Source, "lines": src.Lines, "from": "live"})
-}
-
 // connectorHealth checks that each connection's connector answers (or ?connection_id=).
-func (s *Server) connectorHealth(c *gin.Context) {
-	conns, ok := s.sapConnections(c)
+func (s *Handler) connectorHealth(c *gin.Context) {
+	conns, ok := s.Live.Connections(c)
 	if !ok {
 		return
 	}
@@ -145,12 +52,12 @@ type testConnectionRequest struct {
 
 // testConnection runs the connection and permission checks as the caller, with their stored
 // SAP credentials.
-func (s *Server) testConnection(c *gin.Context) {
+func (s *Handler) testConnection(c *gin.Context) {
 	var req testConnectionRequest
 	if !httpx.DecodeJSON(c, 4<<10, &req) {
 		return
 	}
-	conn, ok := s.sapConnection(c, req.ConnectionID)
+	conn, ok := s.Live.Connection(c, req.ConnectionID)
 	if !ok {
 		return
 	}
@@ -171,8 +78,8 @@ type previewRequest struct {
 // testConnectionPreview runs the same checks on settings that are not saved (workspace admins
 // only: it makes the server call a URL of the caller's choosing, through the URL guard). The
 // key and password are used for these calls and kept nowhere.
-func (s *Server) testConnectionPreview(c *gin.Context) {
-	if _, ok := s.acc.Workspace(c, "id", true); !ok {
+func (s *Handler) testConnectionPreview(c *gin.Context) {
+	if _, ok := s.Access.Workspace(c, "id", true); !ok {
 		return
 	}
 	var req previewRequest

@@ -1,4 +1,4 @@
-package api
+package chat
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type createAgentRequest struct {
 
 // createAgent stores the agent and starts its conversation workflow; if the workflow cannot
 // be started the row is rolled back, so no agent exists without its conversation.
-func (s *Server) createAgent(c *gin.Context) {
+func (s *Conversations) createAgent(c *gin.Context) {
 	var req createAgentRequest
 	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
@@ -49,7 +49,7 @@ func (s *Server) createAgent(c *gin.Context) {
 		httpx.BadRequest(c, "invalid_id", "workspace_id is not a UUID")
 		return
 	}
-	if _, ok := s.acc.WorkspaceByID(c, workspaceID, false); !ok {
+	if _, ok := s.Access.WorkspaceByID(c, workspaceID, false); !ok {
 		return
 	}
 	ctx := c.Request.Context()
@@ -82,7 +82,7 @@ func (s *Server) createAgent(c *gin.Context) {
 
 // listAgents lists a workspace's agents (?workspace_id=, required), newest first;
 // ?archived=true lists the archived ones.
-func (s *Server) listAgents(c *gin.Context) {
+func (s *Conversations) listAgents(c *gin.Context) {
 	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
@@ -99,11 +99,11 @@ func (s *Server) listAgents(c *gin.Context) {
 	}
 	agents, err := s.Store.ListAgentsFor(c.Request.Context(), wsID, httpx.User(c), archived, cur, limit+1)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "agents")
+		s.Access.StoreFailed(c, err, "agents")
 		return
 	}
 	if len(agents) == 0 { // empty, or not visible: tell 403/404 apart
-		if _, ok := s.acc.WorkspaceByID(c, wsID, false); !ok {
+		if _, ok := s.Access.WorkspaceByID(c, wsID, false); !ok {
 			return
 		}
 	}
@@ -117,7 +117,7 @@ type updateAgentRequest struct {
 }
 
 // updateAgent renames (name) and/or archives or restores (archived) an agent.
-func (s *Server) updateAgent(c *gin.Context) {
+func (s *Conversations) updateAgent(c *gin.Context) {
 	id, ok := httpx.UUIDParam(c, "id", "agent")
 	if !ok {
 		return
@@ -146,7 +146,7 @@ func (s *Server) updateAgent(c *gin.Context) {
 	s.saveAgent(c, id, req)
 }
 
-func (s *Server) archiveAgent(c *gin.Context) {
+func (s *Conversations) archiveAgent(c *gin.Context) {
 	id, ok := httpx.UUIDParam(c, "id", "agent")
 	if !ok {
 		return
@@ -155,16 +155,16 @@ func (s *Server) archiveAgent(c *gin.Context) {
 	s.saveAgent(c, id, updateAgentRequest{Archived: &yes})
 }
 
-func (s *Server) saveAgent(c *gin.Context, id uuid.UUID, req updateAgentRequest) {
+func (s *Conversations) saveAgent(c *gin.Context, id uuid.UUID, req updateAgentRequest) {
 	agent, err := s.Store.UpdateAgent(c.Request.Context(), id, httpx.User(c), req.Name, req.Archived, req.Model)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "agent")
+		s.Access.StoreFailed(c, err, "agent")
 		return
 	}
 	c.JSON(http.StatusOK, agent)
 }
 
-func (s *Server) conversationStart(a store.Agent) client.StartWorkflowOptions {
+func (s *Conversations) conversationStart(a store.Agent) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                       workflows.ConversationWorkflowID(a.ID.String()),
 		TaskQueue:                s.TaskQueue,
@@ -185,13 +185,13 @@ func conversationSummary(a store.Agent) string {
 	return "Conversation " + a.ID.String()
 }
 
-func (s *Server) conversationInput(a store.Agent) workflows.ConversationInput {
+func (s *Conversations) conversationInput(a store.Agent) workflows.ConversationInput {
 	return workflows.ConversationInput{AgentID: a.ID.String(), WorkspaceID: a.WorkspaceID.String(), IdleTimeout: s.IdleTimeout,
 		MaxSteps: s.MaxLoopSteps, MaxQueued: s.MaxQueued, ApprovalTimeout: s.ApprovalTimeout, RunEvents: s.RunEvents}
 }
 
 // loadAgent resolves :id or writes the 400/404/503 and returns false.
-func (s *Server) loadAgent(c *gin.Context) (store.Agent, bool) {
+func (s *Conversations) loadAgent(c *gin.Context) (store.Agent, bool) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
 		httpx.BadRequest(c, "invalid_id", "agent id is not a UUID")
@@ -210,7 +210,7 @@ func (s *Server) loadAgent(c *gin.Context) (store.Agent, bool) {
 	return agent, true
 }
 
-func (s *Server) getAgent(c *gin.Context) {
+func (s *Conversations) getAgent(c *gin.Context) {
 	if agent, ok := s.loadAgent(c); ok {
 		c.JSON(http.StatusOK, agent)
 	}
@@ -226,7 +226,7 @@ type sendMessageRequest struct {
 
 // sendMessage delivers a message with update-with-start: a running conversation gets it, a
 // completed (idle-expired) or missing one is started first and restores from Postgres.
-func (s *Server) sendMessage(c *gin.Context) {
+func (s *Conversations) sendMessage(c *gin.Context) {
 	agent, ok := s.loadAgent(c)
 	if !ok {
 		return
@@ -250,7 +250,7 @@ func failure(status int, code, message string) outcome {
 	return outcome{status, httpx.Error{Error: message, Code: code}}
 }
 
-func (s *Server) respond(c *gin.Context, o outcome) {
+func (s *Conversations) respond(c *gin.Context, o outcome) {
 	if o.status == http.StatusTooManyRequests {
 		c.Header("Retry-After", "5")
 	}
@@ -261,7 +261,7 @@ func (s *Server) respond(c *gin.Context, o outcome) {
 	c.JSON(o.status, o.body)
 }
 
-func (s *Server) deliver(ctx context.Context, agent store.Agent, user string, req sendMessageRequest) outcome {
+func (s *Conversations) deliver(ctx context.Context, agent store.Agent, user string, req sendMessageRequest) outcome {
 	switch {
 	case strings.TrimSpace(req.Content) == "":
 		return failure(http.StatusBadRequest, "empty_message", "content is empty")
@@ -312,7 +312,7 @@ func (s *Server) deliver(ctx context.Context, agent store.Agent, user string, re
 // checkAttachments answers 400 invalid_attachment unless every ID names a distinct file of the
 // agent's workspace the sender may see. A file that does not exist, is elsewhere or is hidden
 // gets the same answer, so the check reveals nothing about other workspaces.
-func (s *Server) checkAttachments(ctx context.Context, agent store.Agent, user string, raw []string) ([]string, outcome) {
+func (s *Conversations) checkAttachments(ctx context.Context, agent store.Agent, user string, raw []string) ([]string, outcome) {
 	if len(raw) == 0 {
 		return nil, outcome{}
 	}
@@ -347,7 +347,7 @@ func (s *Server) checkAttachments(ctx context.Context, agent store.Agent, user s
 }
 
 // listMessages returns the transcript in seq order, a page at a time.
-func (s *Server) listMessages(c *gin.Context) {
+func (s *Conversations) listMessages(c *gin.Context) {
 	agent, ok := s.loadAgent(c)
 	if !ok {
 		return
@@ -394,7 +394,7 @@ func (s *Server) listMessages(c *gin.Context) {
 
 // updateOutcome maps an update's failure: validator refusals carry a type that says which
 // status; anything else (Temporal unreachable or not answering within TemporalTimeout) is 503.
-func (s *Server) updateOutcome(ctx context.Context, err error, what string) outcome {
+func (s *Conversations) updateOutcome(ctx context.Context, err error, what string) outcome {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
@@ -423,7 +423,7 @@ type approveRequest struct {
 }
 
 // approveCalls delivers one or many decisions on pending tool calls.
-func (s *Server) approveCalls(c *gin.Context) {
+func (s *Conversations) approveCalls(c *gin.Context) {
 	agent, ok := s.loadAgent(c)
 	if !ok {
 		return
@@ -438,7 +438,7 @@ func (s *Server) approveCalls(c *gin.Context) {
 // decide sends user's decisions. Who decides, their role and the workspace's approval rules come
 // from the token and the database, never from the body; the workflow's validator applies them
 // (workflows.mayDecide), since only it knows whose message led to each call.
-func (s *Server) decide(ctx context.Context, agent store.Agent, user string, req approveRequest) outcome {
+func (s *Conversations) decide(ctx context.Context, agent store.Agent, user string, req approveRequest) outcome {
 	if len(req.Decisions) == 0 || len(req.Decisions) > 100 {
 		return failure(http.StatusBadRequest, "missing_field", "decisions must list 1 to 100 {tool_call_id, approved, reason?}")
 	}
@@ -468,7 +468,7 @@ func (s *Server) decide(ctx context.Context, agent store.Agent, user string, req
 }
 
 // stopTurn stops the running turn: model and tool calls are cancelled, partial text is kept.
-func (s *Server) stopTurn(c *gin.Context) {
+func (s *Conversations) stopTurn(c *gin.Context) {
 	agent, ok := s.loadAgent(c)
 	if !ok {
 		return
@@ -476,7 +476,7 @@ func (s *Server) stopTurn(c *gin.Context) {
 	s.respond(c, s.stop(c.Request.Context(), agent))
 }
 
-func (s *Server) stop(ctx context.Context, agent store.Agent) outcome {
+func (s *Conversations) stop(ctx context.Context, agent store.Agent) outcome {
 	var res workflows.StopResult
 	if err := s.update(ctx, agent, workflows.UpdateStop, nil, &res); err != nil {
 		var notFoundErr *serviceerror.NotFound
@@ -490,7 +490,7 @@ func (s *Server) stop(ctx context.Context, agent store.Agent) outcome {
 
 // update sends an update to the agent's running conversation and waits (at most
 // TemporalTimeout) for its result.
-func (s *Server) update(ctx context.Context, agent store.Agent, name string, arg any, out any) error {
+func (s *Conversations) update(ctx context.Context, agent store.Agent, name string, arg any, out any) error {
 	ctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
 	defer cancel()
 	opts := client.UpdateWorkflowOptions{
@@ -507,7 +507,7 @@ func (s *Server) update(ctx context.Context, agent store.Agent, name string, arg
 }
 
 // listApprovals returns the calls waiting for the user's decision (empty when none).
-func (s *Server) listApprovals(c *gin.Context) {
+func (s *Conversations) listApprovals(c *gin.Context) {
 	agent, ok := s.loadAgent(c)
 	if !ok {
 		return

@@ -1,4 +1,4 @@
-package api
+package files
 
 import (
 	"crypto/sha256"
@@ -27,7 +27,7 @@ var allowedFileTypes = map[string]bool{
 
 // uploadFile takes multipart/form-data with fields workspace_id and file. The type is sniffed
 // from the content (never trusted from the client); the sha256 is computed while storing.
-func (s *Server) uploadFile(c *gin.Context) {
+func (s *Handler) uploadFile(c *gin.Context) {
 	if !strings.HasPrefix(c.ContentType(), "multipart/form-data") {
 		httpx.Fail(c, http.StatusUnsupportedMediaType, "unsupported_media_type", "upload with multipart/form-data (fields workspace_id and file)")
 		return
@@ -48,7 +48,7 @@ func (s *Server) uploadFile(c *gin.Context) {
 		httpx.BadRequest(c, "invalid_id", "workspace_id is missing or not a UUID")
 		return
 	}
-	w, ok := s.acc.WorkspaceByID(c, wsID, false)
+	w, ok := s.Access.WorkspaceByID(c, wsID, false)
 	if !ok {
 		return
 	}
@@ -82,7 +82,7 @@ func (s *Server) uploadFile(c *gin.Context) {
 	if s.WorkspaceStorageBytes > 0 {
 		used, err := s.Store.WorkspaceStorageUsed(c.Request.Context(), w.ID)
 		if err != nil {
-			s.acc.StoreFailed(c, err, "file")
+			s.Access.StoreFailed(c, err, "file")
 			return
 		}
 		if used+header.Size > s.WorkspaceStorageBytes {
@@ -108,13 +108,13 @@ func (s *Server) uploadFile(c *gin.Context) {
 			s.quotaExceeded(c)
 			return
 		}
-		s.acc.StoreFailed(c, err, "file")
+		s.Access.StoreFailed(c, err, "file")
 		return
 	}
 	c.JSON(http.StatusCreated, f)
 }
 
-func (s *Server) quotaExceeded(c *gin.Context) {
+func (s *Handler) quotaExceeded(c *gin.Context) {
 	httpx.Fail(c, http.StatusRequestEntityTooLarge, "storage_quota_exceeded",
 		fmt.Sprintf("the workspace's files may hold at most %d bytes together; delete files first", s.WorkspaceStorageBytes))
 }
@@ -133,26 +133,26 @@ func sniff(head []byte, name string) string {
 	return ct
 }
 
-func (s *Server) fileFor(c *gin.Context) (store.File, bool) {
+func (s *Handler) fileFor(c *gin.Context) (store.File, bool) {
 	id, ok := httpx.UUIDParam(c, "id", "file")
 	if !ok {
 		return store.File{}, false
 	}
 	f, err := s.Store.GetFileFor(c.Request.Context(), id, httpx.User(c))
 	if err != nil {
-		s.acc.StoreFailed(c, err, "file")
+		s.Access.StoreFailed(c, err, "file")
 		return f, false
 	}
 	return f, true
 }
 
-func (s *Server) getFile(c *gin.Context) {
+func (s *Handler) getFile(c *gin.Context) {
 	if f, ok := s.fileFor(c); ok {
 		c.JSON(http.StatusOK, f)
 	}
 }
 
-func (s *Server) downloadFile(c *gin.Context) {
+func (s *Handler) downloadFile(c *gin.Context) {
 	f, ok := s.fileFor(c)
 	if !ok {
 		return
@@ -177,7 +177,7 @@ func (s *Server) downloadFile(c *gin.Context) {
 
 // deleteFile removes a file: its uploader may, and a workspace admin; other members see it
 // but may not delete it (403).
-func (s *Server) deleteFile(c *gin.Context) {
+func (s *Handler) deleteFile(c *gin.Context) {
 	f, ok := s.fileFor(c)
 	if !ok {
 		return
@@ -185,7 +185,7 @@ func (s *Server) deleteFile(c *gin.Context) {
 	if f.UploadedBy != httpx.User(c) {
 		w, err := s.Store.WorkspaceAccess(c.Request.Context(), f.WorkspaceID, httpx.User(c))
 		if err != nil {
-			s.acc.StoreFailed(c, err, "file")
+			s.Access.StoreFailed(c, err, "file")
 			return
 		}
 		if w.Role != store.RoleAdmin {
@@ -195,7 +195,7 @@ func (s *Server) deleteFile(c *gin.Context) {
 	}
 	f, err := s.Store.DeleteFileFor(c.Request.Context(), f.ID, httpx.User(c))
 	if err != nil {
-		s.acc.StoreFailed(c, err, "file")
+		s.Access.StoreFailed(c, err, "file")
 		return
 	}
 	if err := s.Blobs.Delete(c.Request.Context(), f.StorageKey); err != nil {

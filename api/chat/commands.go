@@ -1,4 +1,4 @@
-package api
+package chat
 
 import (
 	"context"
@@ -24,7 +24,7 @@ type command struct {
 // readCommands reads client frames (commands, pongs, close) until the client goes; each
 // command is answered with {"type":"ack"|"command_error", "request_id", ...}. Each command
 // first re-checks the caller's access (g); a refusal also closes the stream (4001/4003).
-func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws *wsSink, agent store.Agent, user string, g *streamGuard) {
+func (s *Streams) readCommands(ctx context.Context, cancel context.CancelFunc, ws *wsSink, agent store.Agent, user string, g *streamGuard) {
 	defer cancel()
 	conn := ws.conn
 	conn.SetReadLimit(int64(6*s.MaxMessageBytes + 4096))
@@ -46,11 +46,11 @@ func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws
 		case json.Unmarshal(raw, &cmd) != nil:
 			o = failure(http.StatusBadRequest, "invalid_json", "command is not a JSON object")
 		case cmd.Type == "message":
-			o, end = s.commandAllowed(ctx, g, func() outcome { return s.deliver(ctx, agent, user, cmd.sendMessageRequest) })
+			o, end = s.commandAllowed(ctx, g, func() outcome { return s.Conversations.deliver(ctx, agent, user, cmd.sendMessageRequest) })
 		case cmd.Type == "approve":
-			o, end = s.commandAllowed(ctx, g, func() outcome { return s.decide(ctx, agent, user, cmd.approveRequest) })
+			o, end = s.commandAllowed(ctx, g, func() outcome { return s.Conversations.decide(ctx, agent, user, cmd.approveRequest) })
 		case cmd.Type == "stop":
-			o, end = s.commandAllowed(ctx, g, func() outcome { return s.stop(ctx, agent) })
+			o, end = s.commandAllowed(ctx, g, func() outcome { return s.Conversations.stop(ctx, agent) })
 		default:
 			o = failure(http.StatusBadRequest, "unknown_command", "type must be message, approve or stop")
 		}
@@ -70,11 +70,11 @@ func (s *Server) readCommands(ctx context.Context, cancel context.CancelFunc, ws
 
 // commandAllowed makes the checks a REST mutation's request would pass: the token and
 // membership (commandAccess), then the same per-user rate limit.
-func (s *Server) commandAllowed(ctx context.Context, g *streamGuard, run func() outcome) (outcome, accessEnd) {
+func (s *Streams) commandAllowed(ctx context.Context, g *streamGuard, run func() outcome) (outcome, accessEnd) {
 	if refusal, end := s.commandAccess(ctx, g); refusal.status != 0 {
 		return refusal, end
 	}
-	if ok, retry := s.limiter.AllowMutation(ctx, g.key.user); !ok {
+	if ok, retry := s.Limiter.AllowMutation(ctx, g.key.user); !ok {
 		return failure(http.StatusTooManyRequests, "rate_limited", "too many changes; retry after "+retry.String()), accessEnd{}
 	}
 	return run(), accessEnd{}

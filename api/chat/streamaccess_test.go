@@ -1,4 +1,4 @@
-package api
+package chat
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func TestRemovedMembersStreamsEndWithinOnePeriod(t *testing.T) {
 	require.NoError(t, err)
 
 	period := 200 * time.Millisecond
-	s := &Server{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessCheckEvery: period}
+	s := &Streams{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessCheckEvery: period}
 	later := time.Now().Add(time.Hour)
 	bobs := []*streamGuard{s.guardStream(ws.ID, "bob", later), s.guardStream(ws.ID, "bob", later), s.guardStream(ws.ID, "bob", later)}
 	alices := s.guardStream(ws.ID, "alice", later)
@@ -79,7 +79,7 @@ func TestRemovedMembersStreamsEndWithinOnePeriod(t *testing.T) {
 }
 
 func TestTokenExpiryEndsStreamsAndRefusesCommands(t *testing.T) {
-	s := &Server{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessCheckEvery: time.Hour}
+	s := &Streams{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessCheckEvery: time.Hour}
 	g := s.guardStream(uuid.New(), "bob", time.Now().Add(50*time.Millisecond))
 	defer s.releaseStream(g)
 	select {

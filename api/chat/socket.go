@@ -1,10 +1,11 @@
-package api
+package chat
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,12 +59,12 @@ type sink interface {
 
 // streamStart validates everything that can fail with a status before the upgrade: origin,
 // agent, cursor; then it subscribes, so nothing published from here on is missed.
-func (s *Server) streamStart(c *gin.Context, after string) (store.Agent, events.Cursor, *events.Listener, bool) {
+func (s *Streams) streamStart(c *gin.Context, after string) (store.Agent, events.Cursor, *events.Listener, bool) {
 	if !s.originAllowed(c.Request) {
 		httpx.Fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
 		return store.Agent{}, events.Cursor{}, nil, false
 	}
-	agent, ok := s.loadAgent(c)
+	agent, ok := s.Conversations.loadAgent(c)
 	if !ok {
 		return agent, events.Cursor{}, nil, false
 	}
@@ -73,7 +74,7 @@ func (s *Server) streamStart(c *gin.Context, after string) (store.Agent, events.
 
 // subscribe parses the resume cursor and subscribes to a topic, or answers 400/503. No cursor,
 // or a bare seq from a client older than epochs, is the zero epoch: the stream starts with init.
-func (s *Server) subscribe(c *gin.Context, topic, after string) (events.Cursor, *events.Listener, bool) {
+func (s *Streams) subscribe(c *gin.Context, topic, after string) (events.Cursor, *events.Listener, bool) {
 	var cursor events.Cursor
 	if after != "" {
 		var err error
@@ -95,7 +96,7 @@ func (s *Server) subscribe(c *gin.Context, topic, after string) (events.Cursor, 
 
 // workspaceSocket streams a workspace's topic (sync progress and other workspace-wide events),
 // with the same resume semantics as an agent's; init carries the workspace.
-func (s *Server) workspaceSocket(c *gin.Context) {
+func (s *Streams) workspaceSocket(c *gin.Context) {
 	if !s.originAllowed(c.Request) {
 		httpx.Fail(c, http.StatusForbidden, "origin_not_allowed", "this origin may not open event streams; add it to ALLOWED_ORIGINS")
 		return
@@ -104,7 +105,7 @@ func (s *Server) workspaceSocket(c *gin.Context) {
 	if !ok {
 		return
 	}
-	w, ok := s.acc.Workspace(c, "id", false)
+	w, ok := s.Access.Workspace(c, "id", false)
 	if !ok {
 		release()
 		return
@@ -131,7 +132,7 @@ func (s *Server) workspaceSocket(c *gin.Context) {
 // idle connection costs only the socket, the relay and the reader. serve's context ends when
 // the client goes away (cancel) or serve returns; the listener and socket are released after.
 // release gives back the user's socket slot when the socket ends.
-func (s *Server) serveSocket(c *gin.Context, l *events.Listener, release func(), serve func(ctx context.Context, cancel context.CancelFunc, ws *wsSink)) {
+func (s *Streams) serveSocket(c *gin.Context, l *events.Listener, release func(), serve func(ctx context.Context, cancel context.CancelFunc, ws *wsSink)) {
 	conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
 	if err != nil {
 		s.Hub.Unsubscribe(l)
@@ -164,7 +165,7 @@ func drainReads(conn *websocket.Conn, cancel context.CancelFunc) {
 }
 
 // agentSocket relays an agent's events over a WebSocket; clients may also send commands.
-func (s *Server) agentSocket(c *gin.Context) {
+func (s *Streams) agentSocket(c *gin.Context) {
 	release, ok := s.socketSlot(c)
 	if !ok {
 		return
@@ -184,7 +185,7 @@ func (s *Server) agentSocket(c *gin.Context) {
 }
 
 // agentEvents is the SSE twin of agentSocket (resume with Last-Event-ID or ?after=).
-func (s *Server) agentEvents(c *gin.Context) {
+func (s *Streams) agentEvents(c *gin.Context) {
 	after := c.GetHeader("Last-Event-ID")
 	if after == "" {
 		after = c.Query("after")
@@ -213,7 +214,7 @@ func (s *Server) agentEvents(c *gin.Context) {
 // relay sends init (or the backlog after `after`), then live events, each once and in seq
 // order; gaps in the live stream are filled from the log. It ends, with the close code, when
 // the caller's access does (ended).
-func (s *Server) relay(ctx context.Context, agent store.Agent, after events.Cursor, l *events.Listener, out sink, ended <-chan accessEnd) {
+func (s *Streams) relay(ctx context.Context, agent store.Agent, after events.Cursor, l *events.Listener, out sink, ended <-chan accessEnd) {
 	topic := events.AgentTopic(agent.ID.String())
 	s.relayTopic(ctx, topic, after, l, out, ended, func(ctx context.Context, head events.Cursor) (gin.H, error) {
 		return s.snapshot(ctx, agent, topic, head)
@@ -223,7 +224,7 @@ func (s *Server) relay(ctx context.Context, agent store.Agent, after events.Curs
 // relayTopic is relay for any topic; snapshot builds its init frame. Its position is an epoch
 // and a seq: an event of another epoch means Redis lost the topic and numbering restarted, so
 // the client is told to resynchronise rather than handed the new numbering as a continuation.
-func (s *Server) relayTopic(ctx context.Context, topic string, after events.Cursor, l *events.Listener, out sink,
+func (s *Streams) relayTopic(ctx context.Context, topic string, after events.Cursor, l *events.Listener, out sink,
 	ended <-chan accessEnd, snapshot func(context.Context, events.Cursor) (gin.H, error)) {
 	pos, err := s.streamHead(ctx, topic, after, out, snapshot)
 	if err != nil {
@@ -313,7 +314,7 @@ func (s *Server) relayTopic(ctx context.Context, topic string, after events.Curs
 
 // streamHead sends the backlog after `after`, or init when there is no cursor, its epoch is
 // not the topic's, or the log no longer reaches back to it.
-func (s *Server) streamHead(ctx context.Context, topic string, after events.Cursor, out sink, snapshot func(context.Context, events.Cursor) (gin.H, error)) (events.Cursor, error) {
+func (s *Streams) streamHead(ctx context.Context, topic string, after events.Cursor, out sink, snapshot func(context.Context, events.Cursor) (gin.H, error)) (events.Cursor, error) {
 	if after.Epoch != "" {
 		pos, err := s.replay(ctx, topic, after, out)
 		if err != errLogTrimmed {
@@ -342,7 +343,7 @@ func (e relayError) Error() string { return string(e) }
 const errLogTrimmed = relayError("event log trimmed or from another epoch")
 
 // replay writes the logged events after `after` and returns the position reached.
-func (s *Server) replay(ctx context.Context, topic string, after events.Cursor, out sink) (events.Cursor, error) {
+func (s *Streams) replay(ctx context.Context, topic string, after events.Cursor, out sink) (events.Cursor, error) {
 	backlog, _, complete, err := s.Bus.Since(ctx, topic, after)
 	if err != nil {
 		return after, err
@@ -434,4 +435,18 @@ func (s *sseSink) close(code int, reason string) {
 	s.deadline()
 	_, _ = fmt.Fprintf(s.w, "event: error\ndata: %s\n\n", raw)
 	s.w.Flush()
+}
+
+// originAllowed checks a browser's Origin against ALLOWED_ORIGINS; non-browser clients send none.
+func (s *Streams) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	for _, o := range s.AllowedOrigins {
+		if o == "*" || strings.EqualFold(o, origin) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,4 +1,4 @@
-package api
+package tenancy
 
 import (
 	"net/http"
@@ -13,7 +13,7 @@ type orgRequest struct {
 	Name string `json:"name"`
 }
 
-func (s *Server) createOrg(c *gin.Context) {
+func (s *Handler) createOrg(c *gin.Context) {
 	var req orgRequest
 	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
@@ -24,33 +24,33 @@ func (s *Server) createOrg(c *gin.Context) {
 	}
 	o, err := s.Store.CreateOrg(c.Request.Context(), name, httpx.User(c))
 	if err != nil {
-		s.acc.StoreFailed(c, err, "organization")
+		s.Access.StoreFailed(c, err, "organization")
 		return
 	}
 	c.JSON(http.StatusCreated, o)
 }
 
-func (s *Server) listOrgs(c *gin.Context) {
+func (s *Handler) listOrgs(c *gin.Context) {
 	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
 	}
 	orgs, err := s.Store.ListOrgs(c.Request.Context(), httpx.User(c), cur, limit+1)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "organizations")
+		s.Access.StoreFailed(c, err, "organizations")
 		return
 	}
 	httpx.Page(c, orgs, limit, func(o store.Org) store.Cursor { return store.Cursor{CreatedAt: o.CreatedAt, ID: o.ID} })
 }
 
-func (s *Server) getOrg(c *gin.Context) {
-	if o, ok := s.acc.Org(c, store.RoleMember); ok {
+func (s *Handler) getOrg(c *gin.Context) {
+	if o, ok := s.Access.Org(c, store.RoleMember); ok {
 		c.JSON(http.StatusOK, o)
 	}
 }
 
-func (s *Server) updateOrg(c *gin.Context) {
-	o, ok := s.acc.Org(c, store.RoleAdmin)
+func (s *Handler) updateOrg(c *gin.Context) {
+	o, ok := s.Access.Org(c, store.RoleAdmin)
 	if !ok {
 		return
 	}
@@ -63,20 +63,20 @@ func (s *Server) updateOrg(c *gin.Context) {
 		return
 	}
 	if err := s.Store.RenameOrg(c.Request.Context(), o.ID, name); err != nil {
-		s.acc.StoreFailed(c, err, "organization")
+		s.Access.StoreFailed(c, err, "organization")
 		return
 	}
 	s.getOrg(c)
 }
 
-func (s *Server) listOrgMembers(c *gin.Context) {
-	o, ok := s.acc.Org(c, store.RoleMember)
+func (s *Handler) listOrgMembers(c *gin.Context) {
+	o, ok := s.Access.Org(c, store.RoleMember)
 	if !ok {
 		return
 	}
 	members, err := s.Store.ListOrgMembers(c.Request.Context(), o.ID)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "members")
+		s.Access.StoreFailed(c, err, "members")
 		return
 	}
 	httpx.All(c, members)
@@ -87,18 +87,18 @@ type memberRequest struct {
 	Role   string `json:"role"`
 }
 
-func (s *Server) addOrgMember(c *gin.Context) {
+func (s *Handler) addOrgMember(c *gin.Context) {
 	s.setOrgMember(c, "")
 }
 
-func (s *Server) updateOrgMember(c *gin.Context) {
+func (s *Handler) updateOrgMember(c *gin.Context) {
 	s.setOrgMember(c, c.Param("userId"))
 }
 
 // setOrgMember adds (user from the body) or changes (user from the path) a membership.
 // Admins manage members and admins; only owners grant or take the owner role.
-func (s *Server) setOrgMember(c *gin.Context, pathUser string) {
-	o, ok := s.acc.Org(c, store.RoleAdmin)
+func (s *Handler) setOrgMember(c *gin.Context, pathUser string) {
+	o, ok := s.Access.Org(c, store.RoleAdmin)
 	if !ok {
 		return
 	}
@@ -124,7 +124,7 @@ func (s *Server) setOrgMember(c *gin.Context, pathUser string) {
 	if o.Role != store.RoleOwner {
 		current, err := s.Store.GetOrg(c.Request.Context(), o.ID, user)
 		if err != nil {
-			s.acc.StoreFailed(c, err, "organization")
+			s.Access.StoreFailed(c, err, "organization")
 			return
 		}
 		if req.Role == store.RoleOwner || current.Role == store.RoleOwner {
@@ -134,7 +134,7 @@ func (s *Server) setOrgMember(c *gin.Context, pathUser string) {
 	}
 	m, lost, err := s.Store.SetOrgMember(c.Request.Context(), o.ID, user, req.Role)
 	if err != nil {
-		s.acc.StoreFailed(c, err, "member")
+		s.Access.StoreFailed(c, err, "member")
 		return
 	}
 	s.forgetMember(c.Request.Context(), lost, user) // demoted: workspaces she is no member of are gone
@@ -145,20 +145,20 @@ func (s *Server) setOrgMember(c *gin.Context, pathUser string) {
 	c.JSON(status, m)
 }
 
-func (s *Server) removeOrgMember(c *gin.Context) {
+func (s *Handler) removeOrgMember(c *gin.Context) {
 	user := c.Param("userId")
 	minRole := store.RoleAdmin
 	if user == httpx.User(c) {
 		minRole = store.RoleMember // anyone may leave
 	}
-	o, ok := s.acc.Org(c, minRole)
+	o, ok := s.Access.Org(c, minRole)
 	if !ok {
 		return
 	}
 	if o.Role != store.RoleOwner && user != httpx.User(c) {
 		target, err := s.Store.GetOrg(c.Request.Context(), o.ID, user)
 		if err != nil {
-			s.acc.StoreFailed(c, err, "organization")
+			s.Access.StoreFailed(c, err, "organization")
 			return
 		}
 		if target.Role == store.RoleOwner {
@@ -168,7 +168,7 @@ func (s *Server) removeOrgMember(c *gin.Context) {
 	}
 	lost, err := s.Store.RemoveOrgMember(c.Request.Context(), o.ID, user, httpx.User(c))
 	if err != nil {
-		s.acc.StoreFailed(c, err, "member")
+		s.Access.StoreFailed(c, err, "member")
 		return
 	}
 	s.forgetMember(c.Request.Context(), lost, user)

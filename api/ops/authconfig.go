@@ -1,4 +1,4 @@
-package api
+package ops
 
 import (
 	"net/http"
@@ -19,7 +19,7 @@ type OIDCConfig struct {
 // "oidc" with the client's settings when an issuer is configured (dev_sign_in says whether the
 // development sign-in route exists too: a development server with OIDC), else "dev" when only
 // the development route exists, else "none" (the page says sign-in is not configured).
-func (s *Server) authConfig(c *gin.Context) {
+func (s *Handler) authConfig(c *gin.Context) {
 	c.Header("Cache-Control", "no-cache")
 	switch {
 	case s.OIDC != nil && s.OIDC.Issuer != "":
@@ -46,7 +46,7 @@ type ModelInfo struct {
 }
 
 // listModels returns the models agents may use; each passes the same check as PATCH's model.
-func (s *Server) listModels(c *gin.Context) {
+func (s *Handler) listModels(c *gin.Context) {
 	out := make([]ModelInfo, 0, len(s.Models))
 	for _, m := range s.Models {
 		if s.ValidateModel == nil || s.ValidateModel(m.ID) == nil {

@@ -1,4 +1,4 @@
-package api
+package ops
 
 import (
 	"net/http"
@@ -18,7 +18,7 @@ type devTokenRequest struct {
 
 // devToken signs a user in on a development server: whoever can reach it may act as anyone,
 // which is what a development stack is for. Production never routes it.
-func (s *Server) devToken(c *gin.Context) {
+func (s *Handler) devToken(c *gin.Context) {
 	var req devTokenRequest
 	if !httpx.DecodeJSON(c, 1<<10, &req) {
 		return
