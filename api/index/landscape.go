@@ -19,7 +19,7 @@ import (
 
 // The landscape's read routes (dashboard, diff, inventory, Clean Core, docs) answer from the
 // index tables through internal/landscape; /source reads from the index too and falls back to
-// the live connector (sap.go). Every route needs workspace membership; a connection of another
+// the live connector (liveSource, through api/sapconn). Every route needs workspace membership; a connection of another
 // workspace is 404 like an unknown one.
 
 func (s *Reads) landscape() landscape.Reader {
@@ -495,7 +495,7 @@ func (s *Reads) sourceConnection(c *gin.Context, w store.Workspace) (landscape.G
 }
 
 // liveSource answers ABAP source from the live connector, as the caller's SAP user
-// (getSource in landscape.go decides when the index does not serve it).
+// (getSource above decides when the index does not serve it).
 func (s *Reads) liveSource(c *gin.Context, objType, name string) {
 	conn, ok := s.Live.Connection(c, c.Query("connection_id"))
 	if !ok {
