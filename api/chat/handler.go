@@ -35,7 +35,7 @@ type Conversations struct {
 
 // Mount adds the agent and conversation routes.
 func (s *Conversations) Mount(a *gin.RouterGroup) {
-	a.GET("/workspaces/:id/actions", s.listWorkspaceActions)
+	a.GET("/workspaces/:id/actions", s.Access.Member, s.listWorkspaceActions)
 
 	a.GET("/agents", s.listAgents)
 	a.POST("/agents", s.createAgent)

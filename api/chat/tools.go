@@ -46,10 +46,7 @@ func (s *Conversations) getToolOutput(c *gin.Context) {
 
 // listWorkspaceActions is the workspace's action log, filtered by ?tool=, ?user_id=, ?success=, ?agent_id=.
 func (s *Conversations) listWorkspaceActions(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	f := store.ActionFilter{WorkspaceID: w.ID, Tool: c.Query("tool"), UserID: c.Query("user_id")}
 	if v := c.Query("agent_id"); v != "" {
 		id, err := uuid.Parse(v)

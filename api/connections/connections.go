@@ -176,10 +176,7 @@ func guardFor(serverProduction bool, c store.Connection) sap.Guard {
 }
 
 func (s *Handler) listConnections(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	conns, err := s.Store.ListConnections(c.Request.Context(), w.ID)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "connections")
@@ -189,10 +186,7 @@ func (s *Handler) listConnections(c *gin.Context) {
 }
 
 func (s *Handler) createConnection(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", true)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	var req connectionRequest
 	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return

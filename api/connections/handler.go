@@ -29,11 +29,13 @@ type Handler struct {
 
 // Mount adds the connection routes.
 func (s *Handler) Mount(a *gin.RouterGroup) {
+	// The connector checks resolve the workspace in their handlers (sapconn.Live, or after
+	// reading the body), the routes of one connection together with it (Access.Connection).
 	a.GET("/workspaces/:id/connector-health", s.connectorHealth)
 	a.POST("/workspaces/:id/test-connection", s.testConnection)
-	a.POST("/workspaces/:id/test-connection-preview", s.testConnectionPreview)
-	a.GET("/workspaces/:id/connections", s.listConnections)
-	a.POST("/workspaces/:id/connections", s.createConnection)
+	a.POST("/workspaces/:id/test-connection-preview", s.Access.Admin, s.testConnectionPreview)
+	a.GET("/workspaces/:id/connections", s.Access.Member, s.listConnections)
+	a.POST("/workspaces/:id/connections", s.Access.Admin, s.createConnection)
 	a.GET("/workspaces/:id/connections/:connId", s.getConnection)
 	a.PATCH("/workspaces/:id/connections/:connId", s.updateConnection)
 	a.DELETE("/workspaces/:id/connections/:connId", s.deleteConnection)

@@ -107,3 +107,25 @@ func (a Access) Connection(c *gin.Context, needAdmin bool) (store.Connection, bo
 	}
 	return conn, true
 }
+
+// workspaceKey holds the workspace that Member or Admin resolved for the handlers after it.
+const workspaceKey = "sapagent.workspace"
+
+// Member is route-group middleware for routes under /workspaces/:id: the caller must belong to
+// the workspace (Workspace's answers otherwise); the handler reads it with WorkspaceOf.
+func (a Access) Member(c *gin.Context) { a.requireWorkspace(c, false) }
+
+// Admin is Member for routes that need the workspace admin role.
+func (a Access) Admin(c *gin.Context) { a.requireWorkspace(c, true) }
+
+func (a Access) requireWorkspace(c *gin.Context, needAdmin bool) {
+	w, ok := a.Workspace(c, "id", needAdmin)
+	if !ok {
+		return
+	}
+	c.Set(workspaceKey, w)
+	c.Next()
+}
+
+// WorkspaceOf is the workspace Member or Admin resolved for this request.
+func WorkspaceOf(c *gin.Context) store.Workspace { return c.MustGet(workspaceKey).(store.Workspace) }

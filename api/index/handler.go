@@ -31,14 +31,20 @@ type Reads struct {
 
 // Mount adds the read routes.
 func (s *Reads) Mount(a *gin.RouterGroup) {
+	// /source validates its query first and checks membership only where it reads the index.
 	a.GET("/workspaces/:id/source", s.getSource)
-	a.GET("/workspaces/:id/dashboard", s.getDashboard)
-	a.GET("/workspaces/:id/dashboard/diff", s.getDashboardDiff)
-	a.GET("/workspaces/:id/dashboard/objects", s.getDashboardObjects)
-	a.GET("/workspaces/:id/clean-core", s.getCleanCore)
-	a.GET("/workspaces/:id/clean-core/objects/:type/*name", s.getCleanCoreObject)
-	a.GET("/workspaces/:id/docs", s.getDocs)
-	a.GET("/workspaces/:id/docs/:kind/*subject", s.getDoc)
+
+	member := a.Group("/workspaces/:id", s.Access.Member)
+	member.GET("/clean-core/objects/:type/*name", s.getCleanCoreObject)
+	member.GET("/docs", s.getDocs)
+	member.GET("/docs/:kind/*subject", s.getDoc)
+
+	// The reads over whole indexes (ReadRoutes) also spend the index-read budgets.
+	budgeted := member.Group("", s.indexReadBudget)
+	budgeted.GET("/dashboard", s.getDashboard)
+	budgeted.GET("/dashboard/diff", s.getDashboardDiff)
+	budgeted.GET("/dashboard/objects", s.getDashboardObjects)
+	budgeted.GET("/clean-core", s.getCleanCore)
 }
 
 // Syncs holds what the sync routes use.
@@ -53,11 +59,14 @@ type Syncs struct {
 
 // Mount adds the sync routes.
 func (s *Syncs) Mount(a *gin.RouterGroup) {
-	a.GET("/workspaces/:id/index", s.indexStatus)
-	a.POST("/workspaces/:id/index", s.startSync)
-	a.GET("/workspaces/:id/sync-runs", s.listSyncRuns)
+	// A run's and a schedule's routes resolve the workspace with what they name, in their handlers.
 	a.GET("/workspaces/:id/sync-runs/:runId", s.getSyncRun)
 	a.POST("/workspaces/:id/sync-runs/:runId/cancel", s.cancelSyncRun)
-	a.GET("/workspaces/:id/sync-schedules", s.listSyncSchedules)
 	a.POST("/workspaces/:id/sync-schedules/:connId/:mode/:action", s.scheduleAction)
+
+	member := a.Group("/workspaces/:id", s.Access.Member)
+	member.GET("/index", s.indexStatus)
+	member.GET("/sync-runs", s.listSyncRuns)
+	member.GET("/sync-schedules", s.listSyncSchedules)
+	a.POST("/workspaces/:id/index", s.Access.Admin, s.startSync)
 }

@@ -34,7 +34,7 @@ const (
 	DefaultIndexReadsPerWorkspaceMinute = 300
 )
 
-// ReadRoutes are the routes that call indexReadAccess (the OpenAPI document lists their 429).
+// ReadRoutes are the routes behind indexReadBudget (the OpenAPI document lists their 429).
 var ReadRoutes = map[string]bool{
 	"/api/workspaces/:id/dashboard":         true,
 	"/api/workspaces/:id/dashboard/diff":    true,
@@ -42,14 +42,11 @@ var ReadRoutes = map[string]bool{
 	"/api/workspaces/:id/clean-core":        true,
 }
 
-// indexReadAccess is workspaceAccess for a GET that reads over whole indexes: a member, and
-// within the budgets (429 rate_limited with Retry-After otherwise). The workspace's budget is
-// checked only for its members, so an outsider cannot use it up.
-func (s *Reads) indexReadAccess(c *gin.Context) (store.Workspace, bool) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return w, false
-	}
+// indexReadBudget is route-group middleware after Access.Member for a GET that reads over
+// whole indexes: it must stay within the budgets (429 rate_limited with Retry-After otherwise).
+// The workspace's budget is checked only for its members, so an outsider cannot use it up.
+func (s *Reads) indexReadBudget(c *gin.Context) {
+	w := httpx.WorkspaceOf(c)
 	perUser, perWorkspace := s.IndexReadsPerMinute, s.IndexReadsPerWorkspaceMinute
 	if perUser <= 0 {
 		perUser = DefaultIndexReadsPerMinute
@@ -71,10 +68,10 @@ func (s *Reads) indexReadAccess(c *gin.Context) (store.Workspace, bool) {
 			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
 			httpx.Fail(c, http.StatusTooManyRequests, "rate_limited", "too many index reads (dashboard, diff, inventory, Clean Core): at most "+
 				strconv.Itoa(b.n)+" per minute "+b.per+"; retry after the Retry-After seconds")
-			return w, false
+			return
 		}
 	}
-	return w, true
+	c.Next()
 }
 
 // defaultTopPackages is how many packages (and components) the dashboard lists per connection.
@@ -163,10 +160,7 @@ func objectFilter(c *gin.Context) (landscape.ObjectFilter, bool) {
 // getDashboard: analytics of every connection of the workspace; those without an index are
 // listed with status "none".
 func (s *Reads) getDashboard(c *gin.Context) {
-	w, ok := s.indexReadAccess(c)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	top := defaultTopPackages
 	if v := c.Query("top"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -197,10 +191,7 @@ func (s *Reads) getDashboard(c *gin.Context) {
 // getDashboardDiff: what differs between two indexed connections of the workspace: counts of
 // each kind and one page of ?kind= (only_left, only_right, changed; default changed).
 func (s *Reads) getDashboardDiff(c *gin.Context) {
-	w, ok := s.indexReadAccess(c)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	kind := c.DefaultQuery("kind", landscape.DiffChanged)
 	if !landscape.ValidDiffKind(kind) {
 		httpx.BadRequest(c, "invalid_field", "kind must be only_left, only_right or changed")
@@ -244,10 +235,7 @@ func (s *Reads) getDashboardDiff(c *gin.Context) {
 
 // getDashboardObjects: the object inventory of one connection with filters.
 func (s *Reads) getDashboardObjects(c *gin.Context) {
-	w, ok := s.indexReadAccess(c)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	f, ok := objectFilter(c)
 	if !ok {
 		return
@@ -280,10 +268,7 @@ func levelParam(c *gin.Context) (string, bool) {
 
 // getCleanCore: the distribution over levels and one page of the objects with findings.
 func (s *Reads) getCleanCore(c *gin.Context) {
-	w, ok := s.indexReadAccess(c)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	level, ok := levelParam(c)
 	if !ok {
 		return
@@ -318,10 +303,7 @@ func (s *Reads) getCleanCore(c *gin.Context) {
 // getCleanCoreObject: one object's level with every reason and its conversion items. The
 // name is a wildcard so namespaced names (/ABC/CL_X) need no escaping.
 func (s *Reads) getCleanCoreObject(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	objType := strings.ToUpper(c.Param("type"))
 	name := strings.ToUpper(strings.TrimPrefix(c.Param("name"), "/"))
 	if name == "" || len(name) > 120 || len(objType) > 10 {
@@ -342,10 +324,7 @@ func (s *Reads) getCleanCoreObject(c *gin.Context) {
 
 // getDocs lists the connection's generated docs (?kind=).
 func (s *Reads) getDocs(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	kind := c.Query("kind")
 	if kind != "" && !landscape.ValidDocKind(kind) {
 		httpx.BadRequest(c, "invalid_field", "kind must be package, object, er_diagram or business_process")
@@ -369,10 +348,7 @@ func (s *Reads) getDocs(c *gin.Context) {
 
 // getDoc answers one doc: raw Markdown for Accept: text/markdown or ?format=markdown, else JSON.
 func (s *Reads) getDoc(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	kind, subject := c.Param("kind"), strings.TrimPrefix(c.Param("subject"), "/")
 	if !landscape.ValidDocKind(kind) {
 		httpx.BadRequest(c, "invalid_field", "kind must be package, object, er_diagram or business_process")

@@ -33,10 +33,7 @@ type startSyncRequest struct {
 
 // startSync starts a manual sync of one connection (POST /workspaces/:id/index).
 func (s *Syncs) startSync(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", true)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	var req startSyncRequest
 	if !httpx.DecodeJSON(c, 4<<10, &req) {
 		return
@@ -115,10 +112,7 @@ type indexConnection struct {
 
 // indexStatus lists every connection's index and its last run (GET /workspaces/:id/index).
 func (s *Syncs) indexStatus(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	ctx := c.Request.Context()
 	conns, err := s.Store.ListConnections(ctx, w.ID)
 	if err != nil {
@@ -174,10 +168,7 @@ func (s *Syncs) optionalConnection(c *gin.Context, workspaceID uuid.UUID) (*stor
 
 // listSyncRuns lists runs newest first (GET /workspaces/:id/sync-runs?connection_id=).
 func (s *Syncs) listSyncRuns(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	conn, ok := s.optionalConnection(c, w.ID)
 	if !ok {
 		return
@@ -263,10 +254,7 @@ func (s *Syncs) cancelSyncRun(c *gin.Context) {
 
 // listSyncSchedules describes the schedules of every connection, or of ?connection_id=.
 func (s *Syncs) listSyncSchedules(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	one, ok := s.optionalConnection(c, w.ID)
 	if !ok {
 		return

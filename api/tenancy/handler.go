@@ -39,16 +39,20 @@ func (s *Handler) Mount(a *gin.RouterGroup) {
 
 	a.GET("/workspaces", s.listWorkspaces)
 	a.POST("/workspaces", s.createWorkspace)
-	a.GET("/workspaces/:id", s.getWorkspace)
-	a.PATCH("/workspaces/:id", s.updateWorkspace)
+	// Deleting checks the organization's roles, leaving checks who leaves: in their handlers.
 	a.DELETE("/workspaces/:id", s.deleteWorkspace)
-	a.GET("/workspaces/:id/members", s.listWorkspaceMembers)
-	a.POST("/workspaces/:id/members", s.addWorkspaceMember)
 	a.DELETE("/workspaces/:id/members/:userId", s.removeWorkspaceMember)
-	a.GET("/workspaces/:id/settings", s.getWorkspaceSettings)
-	a.PUT("/workspaces/:id/settings", s.putWorkspaceSettings)
 
-	a.GET("/workspaces/:id/tool-policy", s.getToolPolicy)
-	a.PUT("/workspaces/:id/tool-policy", s.putToolPolicy)
-	a.GET("/workspaces/:id/audit-log", s.listAuditLog)
+	member := a.Group("/workspaces/:id", s.Access.Member)
+	member.GET("", s.getWorkspace)
+	member.GET("/members", s.listWorkspaceMembers)
+	member.GET("/settings", s.getWorkspaceSettings)
+	member.GET("/tool-policy", s.getToolPolicy)
+	member.PUT("/tool-policy", s.putToolPolicy) // each member's own policy
+
+	admin := a.Group("/workspaces/:id", s.Access.Admin)
+	admin.PATCH("", s.updateWorkspace)
+	admin.POST("/members", s.addWorkspaceMember)
+	admin.PUT("/settings", s.putWorkspaceSettings)
+	admin.GET("/audit-log", s.listAuditLog)
 }

@@ -12,10 +12,7 @@ import (
 
 // getToolPolicy returns the caller's tool policy in the workspace.
 func (s *Handler) getToolPolicy(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	p, err := s.Store.ToolPolicy(c.Request.Context(), w.ID, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "tool policy")
@@ -37,10 +34,7 @@ type toolPolicyRequest struct {
 
 // putToolPolicy sets how much runs without asking, for the caller in this workspace.
 func (s *Handler) putToolPolicy(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	var req toolPolicyRequest
 	if !httpx.DecodeJSON(c, 4<<10, &req) {
 		return

@@ -79,9 +79,7 @@ func (s *Handler) listWorkspaces(c *gin.Context) {
 }
 
 func (s *Handler) getWorkspace(c *gin.Context) {
-	if w, ok := s.Access.Workspace(c, "id", false); ok {
-		c.JSON(http.StatusOK, w)
-	}
+	c.JSON(http.StatusOK, httpx.WorkspaceOf(c))
 }
 
 type updateWorkspaceRequest struct {
@@ -94,10 +92,7 @@ type updateWorkspaceRequest struct {
 }
 
 func (s *Handler) updateWorkspace(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", true)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	var req updateWorkspaceRequest
 	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
@@ -126,10 +121,7 @@ func (s *Handler) updateWorkspace(c *gin.Context) {
 }
 
 func (s *Handler) listWorkspaceMembers(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", false)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	members, err := s.Store.ListWorkspaceMembers(c.Request.Context(), w.ID)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "members")
@@ -139,10 +131,7 @@ func (s *Handler) listWorkspaceMembers(c *gin.Context) {
 }
 
 func (s *Handler) addWorkspaceMember(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", true)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	var req memberRequest
 	if !httpx.DecodeJSON(c, 16<<10, &req) {
 		return
@@ -179,17 +168,12 @@ func (s *Handler) removeWorkspaceMember(c *gin.Context) {
 }
 
 func (s *Handler) getWorkspaceSettings(c *gin.Context) {
-	if w, ok := s.Access.Workspace(c, "id", false); ok {
-		c.Data(http.StatusOK, "application/json; charset=utf-8", w.Settings)
-	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", httpx.WorkspaceOf(c).Settings)
 }
 
 // putWorkspaceSettings replaces the settings object (any JSON object up to 64 KB).
 func (s *Handler) putWorkspaceSettings(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", true)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	// Decoding into values (not raw JSON) normalises invalid UTF-8, which jsonb would refuse.
 	var settings map[string]any
 	if !httpx.DecodeJSON(c, maxSettingsBytes, &settings) {
@@ -214,10 +198,7 @@ func (s *Handler) putWorkspaceSettings(c *gin.Context) {
 // listAuditLog is the workspace's audit log (admins only): every change of its settings and
 // members, who made it, the values before and after, newest first.
 func (s *Handler) listAuditLog(c *gin.Context) {
-	w, ok := s.Access.Workspace(c, "id", true)
-	if !ok {
-		return
-	}
+	w := httpx.WorkspaceOf(c)
 	cur, limit, ok := httpx.ListParams(c)
 	if !ok {
 		return
