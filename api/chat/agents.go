@@ -237,7 +237,7 @@ func (s *Conversations) sendMessage(c *gin.Context) {
 	if !httpx.DecodeJSON(c, int64(6*s.MaxMessageBytes+4096), &req) {
 		return
 	}
-	s.respond(c, s.deliver(c.Request.Context(), agent, httpx.User(c), req))
+	respond(c, s.deliver(c.Request.Context(), agent, httpx.User(c), req))
 }
 
 // outcome is an action's answer, shared by the REST handlers and the WebSocket commands.
@@ -250,7 +250,7 @@ func failure(status int, code, message string) outcome {
 	return outcome{status, httpx.Error{Error: message, Code: code}}
 }
 
-func (s *Conversations) respond(c *gin.Context, o outcome) {
+func respond(c *gin.Context, o outcome) {
 	if o.status == http.StatusTooManyRequests {
 		c.Header("Retry-After", "5")
 	}
@@ -432,7 +432,7 @@ func (s *Conversations) approveCalls(c *gin.Context) {
 	if !httpx.DecodeJSON(c, 64<<10, &req) {
 		return
 	}
-	s.respond(c, s.decide(c.Request.Context(), agent, httpx.User(c), req))
+	respond(c, s.decide(c.Request.Context(), agent, httpx.User(c), req))
 }
 
 // decide sends user's decisions. Who decides, their role and the workspace's approval rules come
@@ -473,7 +473,7 @@ func (s *Conversations) stopTurn(c *gin.Context) {
 	if !ok {
 		return
 	}
-	s.respond(c, s.stop(c.Request.Context(), agent))
+	respond(c, s.stop(c.Request.Context(), agent))
 }
 
 func (s *Conversations) stop(ctx context.Context, agent store.Agent) outcome {
@@ -518,7 +518,7 @@ func (s *Conversations) listApprovals(c *gin.Context) {
 		v, err := s.Temporal.QueryWorkflow(ctx, workflows.ConversationWorkflowID(agent.ID.String()), "", workflows.QueryState)
 		cancel()
 		if err != nil {
-			s.respond(c, s.updateOutcome(c.Request.Context(), err, "query approvals"))
+			respond(c, s.updateOutcome(c.Request.Context(), err, "query approvals"))
 			return
 		}
 		var st workflows.State

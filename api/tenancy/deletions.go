@@ -16,6 +16,10 @@ import (
 )
 
 // deletionStarted is DELETE's answer: the deletion runs as a workflow the caller can watch.
+// deletions answers the deletion routes of workspaces and organizations: each deletion runs as
+// a workflow, and its status is a query of it.
+type deletions struct{ *Handler }
+
 type deletionStarted struct {
 	DeletionID string `json:"deletion_id"`
 	StatusURL  string `json:"status_url"`
@@ -23,7 +27,7 @@ type deletionStarted struct {
 
 // deleteWorkspace hides the workspace at once and starts its deletion (202). A repeated
 // DELETE, also while the deletion runs, answers the same deletion.
-func (s *Handler) deleteWorkspace(c *gin.Context) {
+func (s deletions) deleteWorkspace(c *gin.Context) {
 	id, ok := httpx.UUIDParam(c, "id", "workspace")
 	if !ok {
 		return
@@ -50,7 +54,7 @@ func (s *Handler) deleteWorkspace(c *gin.Context) {
 }
 
 // deleteOrg: owners only; hides the org and its workspaces, then deletes them in a workflow.
-func (s *Handler) deleteOrg(c *gin.Context) {
+func (s deletions) deleteOrg(c *gin.Context) {
 	id, ok := httpx.UUIDParam(c, "id", "organization")
 	if !ok {
 		return
@@ -76,7 +80,7 @@ func (s *Handler) deleteOrg(c *gin.Context) {
 		workflows.DeletionInput{ID: id.String(), OrgID: id.String(), RequestedBy: httpx.User(c)})
 }
 
-func (s *Handler) startDeletion(c *gin.Context, kind, workflowName string, in workflows.DeletionInput) {
+func (s deletions) startDeletion(c *gin.Context, kind, workflowName string, in workflows.DeletionInput) {
 	ctx := c.Request.Context()
 	wfID := workflows.DeletionWorkflowID(kind, in.ID)
 	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
@@ -101,7 +105,7 @@ type deletionStatus struct {
 	workflows.DeletionStatus
 }
 
-func (s *Handler) getDeletion(c *gin.Context) {
+func (s deletions) getDeletion(c *gin.Context) {
 	kind := c.Param("kind")
 	if kind != workflows.DeletionWorkspace && kind != workflows.DeletionOrg {
 		httpx.BadRequest(c, "invalid_kind", "kind must be workspace or org")
@@ -137,7 +141,7 @@ func (s *Handler) getDeletion(c *gin.Context) {
 	c.JSON(http.StatusOK, deletionStatus{DeletionID: wfID, DeletionStatus: st})
 }
 
-func (s *Handler) isOrgOwner(c *gin.Context, orgID string) bool {
+func (s deletions) isOrgOwner(c *gin.Context, orgID string) bool {
 	id, err := uuid.Parse(orgID)
 	if err != nil {
 		return false

@@ -25,22 +25,23 @@ type Handler struct {
 
 // Mount adds the tenancy routes.
 func (s *Handler) Mount(a *gin.RouterGroup) {
+	del := deletions{s}
 	a.GET("/orgs", s.listOrgs)
 	a.POST("/orgs", s.createOrg)
 	a.GET("/orgs/:id", s.getOrg)
 	a.PATCH("/orgs/:id", s.updateOrg)
-	a.DELETE("/orgs/:id", s.deleteOrg)
+	a.DELETE("/orgs/:id", del.deleteOrg)
 	a.GET("/orgs/:id/members", s.listOrgMembers)
 	a.POST("/orgs/:id/members", s.addOrgMember)
 	a.PATCH("/orgs/:id/members/:userId", s.updateOrgMember)
 	a.DELETE("/orgs/:id/members/:userId", s.removeOrgMember)
 
-	a.GET("/deletions/:kind/:id", s.getDeletion)
+	a.GET("/deletions/:kind/:id", del.getDeletion)
 
 	a.GET("/workspaces", s.listWorkspaces)
 	a.POST("/workspaces", s.createWorkspace)
 	// Deleting checks the organization's roles, leaving checks who leaves: in their handlers.
-	a.DELETE("/workspaces/:id", s.deleteWorkspace)
+	a.DELETE("/workspaces/:id", del.deleteWorkspace)
 	a.DELETE("/workspaces/:id/members/:userId", s.removeWorkspaceMember)
 
 	member := a.Group("/workspaces/:id", s.Access.Member)
