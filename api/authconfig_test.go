@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/api/ops"
 	"github.com/sapagent/sapagent/internal/auth"
-	"github.com/sapagent/sapagent/internal/store"
 )
 
 func getJSON(t *testing.T, h http.Handler, path, token string) (int, map[string]any) {
@@ -41,12 +40,12 @@ func TestAuthConfigModes(t *testing.T) {
 	assert.Equal(t, map[string]any{"mode": "dev"}, body)
 
 	// A development server with OIDC configured: OIDC wins, the development route stays.
-	devOIDC := &Server{DevTokens: devTokens, OIDC: &OIDCConfig{Issuer: "http://127.0.0.1:9000", ClientID: "web", Scopes: "openid"}}
+	devOIDC := &Server{DevTokens: devTokens, OIDC: &ops.OIDCConfig{Issuer: "http://127.0.0.1:9000", ClientID: "web", Scopes: "openid"}}
 	_, body = getJSON(t, devOIDC.Router(), "/api/auth/config", "")
 	assert.Equal(t, map[string]any{"mode": "oidc", "issuer": "http://127.0.0.1:9000", "client_id": "web", "scopes": "openid",
 		"dev_sign_in": true}, body)
 
-	prod := &Server{OIDC: &OIDCConfig{Issuer: "https://login.example.com", ClientID: "web", Scopes: "openid profile email", Audience: "https://api.example.com"}}
+	prod := &Server{OIDC: &ops.OIDCConfig{Issuer: "https://login.example.com", ClientID: "web", Scopes: "openid profile email", Audience: "https://api.example.com"}}
 	_, body = getJSON(t, prod.Router(), "/api/auth/config", "")
 	assert.Equal(t, map[string]any{"mode": "oidc", "issuer": "https://login.example.com", "client_id": "web",
 		"scopes": "openid profile email", "audience": "https://api.example.com", "dev_sign_in": false}, body)
@@ -65,7 +64,7 @@ func TestModelsListsWhatValidationAccepts(t *testing.T) {
 	v, err := auth.NewVerifier(context.Background(), auth.Options{Secret: secret})
 	require.NoError(t, err)
 	s := &Server{Auth: v, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Models: []ModelInfo{
+		Models: []ops.ModelInfo{
 			{ID: "offline:sapagent-offline", Provider: "offline", Model: "sapagent-offline", Default: true, ContextTokens: 32000},
 			{ID: "gone:model", Provider: "gone", Model: "model", ContextTokens: 32000},
 		},
@@ -85,50 +84,4 @@ func TestModelsListsWhatValidationAccepts(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	assert.Equal(t, []any{map[string]any{"id": "offline:sapagent-offline", "provider": "offline", "model": "sapagent-offline",
 		"default": true, "context_tokens": float64(32000)}}, body["data"])
-}
-
-// Attachments must be distinct files of the agent's workspace the sender can see; anything
-// else is 400 invalid_attachment, decided before Temporal is asked.
-func TestAttachmentsAreCheckedBeforeDelivery(t *testing.T) {
-	ctx := context.Background()
-	st := accessTestStore(t)
-	org, err := st.CreateOrg(ctx, "Acme", "alice")
-	require.NoError(t, err)
-	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", "alice")
-	require.NoError(t, err)
-	other, err := st.CreateWorkspace(ctx, org.ID, "Sales", "alice")
-	require.NoError(t, err)
-	file := func(wsID uuid.UUID) uuid.UUID {
-		id := uuid.New()
-		_, err := st.CreateFile(ctx, store.File{ID: id, WorkspaceID: wsID, UploadedBy: "alice", Name: "a.txt", ContentType: "text/plain",
-			Size: 1, SHA256: "00", StorageKey: wsID.String() + "/" + id.String()}, 0)
-		require.NoError(t, err)
-		return id
-	}
-	mine, elsewhere := file(ws.ID), file(other.ID)
-	s := &Server{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	agent := store.Agent{ID: uuid.New(), WorkspaceID: ws.ID}
-
-	ids, o := s.checkAttachments(ctx, agent, "alice", []string{mine.String()})
-	require.Zero(t, o.status)
-	assert.Equal(t, []string{mine.String()}, ids)
-
-	tooMany := make([]string, 11)
-	for i := range tooMany {
-		tooMany[i] = uuid.NewString()
-	}
-	for name, list := range map[string][]string{
-		"not a uuid":      {"report.pdf"},
-		"twice":           {mine.String(), mine.String()},
-		"other workspace": {elsewhere.String()},
-		"unknown":         {uuid.NewString()},
-		"eleven":          tooMany,
-	} {
-		_, o := s.checkAttachments(ctx, agent, "alice", list)
-		assert.Equal(t, http.StatusBadRequest, o.status, name)
-		assert.Equal(t, "invalid_attachment", o.body.(apiError).Code, name)
-	}
-	// A user who cannot see the workspace cannot attach its files (same answer as unknown).
-	_, o = s.checkAttachments(ctx, agent, "mallory", []string{mine.String()})
-	assert.Equal(t, http.StatusBadRequest, o.status)
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/api/httpx"
+	"github.com/sapagent/sapagent/api/index"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/landscape/landscapetest"
 	"github.com/sapagent/sapagent/internal/sapindex"
@@ -166,7 +168,7 @@ func TestIndexReadsAreBudgetedPerUser(t *testing.T) {
 		rec := e.get("alice", path)
 		if rec.Code == http.StatusTooManyRequests {
 			limited++
-			var body apiError
+			var body httpx.Error
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
 			assert.Equal(t, "rate_limited", body.Code, rec.Body.String())
 			assert.NotEmpty(t, body.Error)
@@ -261,7 +263,7 @@ func TestADiffFloodKeepsAnotherTenantsDashboardCachedAndFast(t *testing.T) {
 
 // Every route listed as an index read (and so documented with 429) draws on the budget.
 func TestEveryIndexReadRouteIsBudgeted(t *testing.T) {
-	for route := range indexReadRoutes {
+	for route := range index.ReadRoutes {
 		e := newReadsEnv(t, 10, func(s *Server) { s.IndexReadsPerMinute = 1 })
 		path := strings.ReplaceAll(route, ":id", e.attacker.String()) + "?connection_id=" + e.left.ID.String()
 		first := e.get("alice", path)

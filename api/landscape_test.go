@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/landscape/landscapetest"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
@@ -138,7 +139,7 @@ func (e *landscapeEnv) valid(docPath string, rec *httptest.ResponseRecorder) {
 // code requests path as alice and returns the status and the error code of the body.
 func (e *landscapeEnv) code(path string) (int, string) {
 	e.t.Helper()
-	var body apiError
+	var body httpx.Error
 	status, _ := e.get("alice", path, &body)
 	return status, body.Code
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/store"
 )
@@ -64,17 +65,17 @@ func BenchmarkAgentListAuthOverhead(b *testing.B) {
 	gin.SetMode(gin.ReleaseMode)
 	bare := gin.New()
 	bare.GET("/api/agents", func(c *gin.Context) {
-		cur, limit, ok := listParams(c)
+		cur, limit, ok := httpx.ListParams(c)
 		if !ok {
 			return
 		}
 		id, _ := uuid.Parse(c.Query("workspace_id"))
 		agents, err := listAgentsUnchecked(c.Request.Context(), s.Store, id, cur, limit+1)
 		if err != nil {
-			s.storeFailed(c, err, "agents")
+			httpx.Access{Store: s.Store, Log: s.Log}.StoreFailed(c, err, "agents")
 			return
 		}
-		page(c, agents, limit, func(a store.Agent) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
+		httpx.Page(c, agents, limit, func(a store.Agent) store.Cursor { return store.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
 	})
 
 	path := "/api/agents?workspace_id=" + ws.ID.String() + "&limit=20"

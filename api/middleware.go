@@ -1,30 +1,17 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/go-redis/redis_rate/v10"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/auth"
 )
-
-const (
-	userKey    = "sapagent.user"
-	expiresKey = "sapagent.expires"
-)
-
-// userOf is the authenticated caller (the token's sub).
-func userOf(c *gin.Context) string { return c.GetString(userKey) }
-
-// expiryOf is when the caller's token expires (its exp claim): event streams end there.
-func expiryOf(c *gin.Context) time.Time { return c.GetTime(expiresKey) }
 
 // streamRoutes are the WebSocket and SSE routes: their browser APIs cannot set headers, so
 // only they also take the token as the subprotocol pair "bearer, <jwt>" or ?access_token=.
@@ -43,10 +30,10 @@ func (s *Server) authenticate(c *gin.Context) {
 	if token == "" {
 		c.Header("WWW-Authenticate", `Bearer realm="sapagent"`)
 		if !stream && c.Query("access_token") != "" {
-			fail(c, http.StatusUnauthorized, "unauthorized", "access_token in the URL is accepted only on WebSocket and SSE routes; send Authorization: Bearer <token>")
+			httpx.Fail(c, http.StatusUnauthorized, "unauthorized", "access_token in the URL is accepted only on WebSocket and SSE routes; send Authorization: Bearer <token>")
 			return
 		}
-		fail(c, http.StatusUnauthorized, "unauthorized", "missing bearer token")
+		httpx.Fail(c, http.StatusUnauthorized, "unauthorized", "missing bearer token")
 		return
 	}
 	id, err := s.Auth.Identify(token)
@@ -57,11 +44,10 @@ func (s *Server) authenticate(c *gin.Context) {
 			reason = ae.Reason
 		}
 		c.Header("WWW-Authenticate", `Bearer realm="sapagent", error="invalid_token"`)
-		fail(c, http.StatusUnauthorized, "unauthorized", reason)
+		httpx.Fail(c, http.StatusUnauthorized, "unauthorized", reason)
 		return
 	}
-	c.Set(userKey, id.User)
-	c.Set(expiresKey, id.Expires)
+	httpx.SetCaller(c, id.User, id.Expires)
 	c.Next()
 }
 
@@ -121,78 +107,18 @@ func (s *Server) rateLimit(c *gin.Context) {
 		}
 		budget, what = "ratelimit-sap:", "SAP reads"
 	}
-	res, ok := s.checkLimit(c.Request.Context(), budget+userOf(c))
+	res, ok := s.limiter.Check(c.Request.Context(), budget+httpx.User(c))
 	if !ok {
 		c.Next()
 		return
 	}
-	c.Header("X-RateLimit-Limit", strconv.Itoa(s.RateLimitPerMinute))
+	c.Header("X-RateLimit-Limit", strconv.Itoa(s.limiter.PerMinute))
 	c.Header("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
 	if res.Allowed == 0 {
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
-		fail(c, http.StatusTooManyRequests, "rate_limited",
-			"too many "+what+": at most "+strconv.Itoa(s.RateLimitPerMinute)+" per minute; retry after the Retry-After seconds")
+		httpx.Fail(c, http.StatusTooManyRequests, "rate_limited",
+			"too many "+what+": at most "+strconv.Itoa(s.limiter.PerMinute)+" per minute; retry after the Retry-After seconds")
 		return
 	}
 	c.Next()
-}
-
-// limiterPause is how long the limiter leaves Redis alone after a failed check: during an
-// outage one mutation a second pays RateLimitTimeout, the others none.
-const limiterPause = time.Second
-
-// defaultRateLimitTimeout applies when RateLimitTimeout is unset.
-const defaultRateLimitTimeout = 250 * time.Millisecond
-
-// checkLimit takes one request from a budget ("ratelimit:" or "ratelimit-sap:" and a user ID). ok is false when the limiter is
-// unavailable (Redis failed or did not answer within RateLimitTimeout, now or less than
-// limiterPause ago); callers then allow the mutation (fail open).
-func (s *Server) checkLimit(ctx context.Context, budget string) (*redis_rate.Result, bool) {
-	return s.checkLimitOf(ctx, budget, s.RateLimitPerMinute)
-}
-
-// checkLimitOf takes one request from a budget of perMinute requests a minute (see checkLimit).
-func (s *Server) checkLimitOf(ctx context.Context, budget string, perMinute int) (*redis_rate.Result, bool) {
-	if time.Now().UnixNano() < s.limiterPausedUntil.Load() {
-		return nil, false
-	}
-	timeout := s.RateLimitTimeout
-	if timeout <= 0 {
-		timeout = defaultRateLimitTimeout
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	res, err := s.Limiter.Allow(cctx, s.RedisPrefix+budget, redis_rate.PerMinute(perMinute))
-	if err != nil {
-		if ctx.Err() == nil { // the client leaving is no sign of an outage
-			s.limiterPausedUntil.Store(time.Now().Add(limiterPause).UnixNano())
-			s.Log.Warn("rate limiter unavailable, allowing mutations unchecked for a second", "error", err)
-		}
-		return nil, false
-	}
-	return res, true
-}
-
-// originAllowed checks a browser's Origin against ALLOWED_ORIGINS; non-browser clients send none.
-func (s *Server) originAllowed(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	for _, o := range s.AllowedOrigins {
-		if o == "*" || strings.EqualFold(o, origin) {
-			return true
-		}
-	}
-	return false
-}
-
-// allowMutation is the rate limit for mutations that do not arrive as HTTP requests
-// (WebSocket commands); it fails open, and fast, like the middleware.
-func (s *Server) allowMutation(ctx context.Context, user string) (bool, time.Duration) {
-	res, ok := s.checkLimit(ctx, "ratelimit:"+user)
-	if !ok {
-		return true, 0
-	}
-	return res.Allowed > 0, res.RetryAfter
 }

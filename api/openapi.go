@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/sapagent/sapagent/api/index"
 )
 
 // routeDoc describes one route for /api/openapi.json. A test fails when a registered gin
@@ -244,7 +246,7 @@ func OpenAPIDocument() map[string]any {
 			resp["401"], resp["403"] = errResp, errResp
 			// Mutations, SAP reads and index reads are rate-limited; streams are capped per user.
 			route := regexp.MustCompile(`\{([A-Za-z]+)\}`).ReplaceAllString(r.Path, ":$1")
-			if r.Method != "GET" || sapReadRoutes[route] || indexReadRoutes[route] || streamRoutes[route] {
+			if r.Method != "GET" || sapReadRoutes[route] || index.ReadRoutes[route] || streamRoutes[route] {
 				resp["429"] = errResp
 			}
 		}

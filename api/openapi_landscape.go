@@ -2,7 +2,7 @@ package api
 
 import "sort"
 
-// JSON schemas of the landscape's read routes (landscape.go) for /api/openapi.json.
+// JSON schemas of the landscape's read routes (api/index/landscape.go) for /api/openapi.json.
 
 var (
 	strType  = map[string]any{"type": "string"}
@@ -85,7 +85,7 @@ var (
 		"generation": map[string]any{"type": "integer", "description": "from: index only"}, "indexed_at": nullTime})
 )
 
-// Schemas of the sync routes (sync.go).
+// Schemas of the sync routes (api/index/sync.go).
 var (
 	syncRunFullSchema = map[string]any{"type": "object", "description": "sapindex.SyncRun", "required": []string{"id", "connection_id", "mode", "trigger", "status", "phases", "counts", "started_at"},
 		"properties": map[string]any{"id": uuidStr, "workspace_id": uuidStr, "connection_id": uuidStr, "workflow_id": strType, "workflow_run_id": strType,

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sapagent/sapagent/api"
+	"github.com/sapagent/sapagent/api/chat"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -173,7 +173,7 @@ func (c *wsClient) read(conn *websocket.Conn, n int, after int64) int64 {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			c.frames = append(c.frames, f)
-			if f.closeCode == api.CloseResync {
+			if f.closeCode == chat.CloseResync {
 				return -1
 			}
 			return c.lastSeq
@@ -299,7 +299,7 @@ func assembled(frames []wsFrame) (text map[string]string, resynced map[string]bo
 	for _, f := range frames {
 		switch f.Type {
 		case "_closed":
-			if f.closeCode == api.CloseResync {
+			if f.closeCode == chat.CloseResync {
 				for id := range open {
 					resynced[id] = true
 				}

@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sapagent/sapagent/api"
+	"github.com/sapagent/sapagent/api/ops"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/devstack"
 	"github.com/sapagent/sapagent/internal/payloadcodec"
@@ -208,17 +208,17 @@ func TestDevStackTemporalUIDecodesThroughTheCodec(t *testing.T) {
 	resp.Body.Close()
 	var cookie *http.Cookie
 	for _, ck := range resp.Cookies() {
-		if ck.Name == api.CodecCookie {
+		if ck.Name == ops.CodecCookie {
 			cookie = ck
 		}
 	}
-	require.NotNil(t, cookie, "the UI sets %s", api.CodecCookie)
+	require.NotNil(t, cookie, "the UI sets %s", ops.CodecCookie)
 	assert.True(t, cookie.HttpOnly)
 	assert.Equal(t, "/api/codec", cookie.Path)
 
 	sealed, err := e.stack.Deps.Codec.DataConverter().ToPayload(map[string]string{"content": "Kundennummer 4711"})
 	require.NoError(t, err)
-	fromUI := http.Header{"Origin": {ui}, "Cookie": {api.CodecCookie + "=" + cookie.Value}}
+	fromUI := http.Header{"Origin": {ui}, "Cookie": {ops.CodecCookie + "=" + cookie.Value}}
 
 	// The browser's preflight, then the call itself, as the UI makes them.
 	pre, err := http.NewRequest(http.MethodOptions, e.stack.APIURL+"/api/codec/decode", nil)

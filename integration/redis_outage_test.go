@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sapagent/sapagent/api"
+	"github.com/sapagent/sapagent/api/chat"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/devstack"
 	"github.com/sapagent/sapagent/internal/events"
@@ -92,7 +92,7 @@ func TestRedisOutageMidTurnLosesNothingSilently(t *testing.T) {
 		require.Equal(t, last+1, seq, "no gap after the outage")
 		last = seq
 	}
-	assert.Equal(t, api.CloseResync, closeErr.Code)
+	assert.Equal(t, chat.CloseResync, closeErr.Code)
 
 	// The turn still completed and was stored once; a fresh init shows it.
 	require.Eventually(t, func() bool {
@@ -154,7 +154,7 @@ func TestRedisRestartedEmptyMidReplyResynchronisesEveryClient(t *testing.T) {
 		require.Equal(t, last.Seq+1, ev.Seq)
 		last = ev
 	}
-	assert.Equal(t, api.CloseResync, closeErr.Code)
+	assert.Equal(t, chat.CloseResync, closeErr.Code)
 
 	// The reply goes on in the new epoch; wait until its seqs have passed the old cursors, so
 	// the new numbering could be taken for their continuation.

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sapagent/sapagent/api"
+	"github.com/sapagent/sapagent/api/chat"
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/events/frames"
 )
@@ -288,7 +288,7 @@ func TestSlowClientIsCutOffWithoutDelayingOthers(t *testing.T) {
 		require.Equal(t, last+1, seq)
 		last = seq
 	}
-	assert.Equal(t, api.CloseSlowConsumer, closeErr.Code, "close frame, not a broken connection: %v", closeErr)
+	assert.Equal(t, chat.CloseSlowConsumer, closeErr.Code, "close frame, not a broken connection: %v", closeErr)
 	resume := fmt.Sprintf("%s:%d", slowInit.Epoch, last)
 	assert.Equal(t, "too slow; reconnect with after="+resume, closeErr.Text, "the cursor names the last event delivered")
 	assert.Less(t, last, fastInit.Seq+n, "the slow client was cut off before the end")
@@ -316,7 +316,7 @@ func TestSlowClientIsCutOffWithoutDelayingOthers(t *testing.T) {
 		CloseCode int `json:"close_code"`
 	}
 	require.NoError(t, json.Unmarshal(endEvent.Data, &sseEnd))
-	assert.Equal(t, api.CloseSlowConsumer, sseEnd.CloseCode)
+	assert.Equal(t, chat.CloseSlowConsumer, sseEnd.CloseCode)
 	assert.Contains(t, string(endEvent.Data), "after="+lastID)
 	_, ok = slowSSE.next()
 	assert.False(t, ok, "the response ends after the error event")
@@ -357,7 +357,7 @@ func TestClientsOfATopicRedisLostAreToldToResynchronise(t *testing.T) {
 	_, raw, err := ws.conn.ReadMessage()
 	var closeErr *websocket.CloseError
 	require.ErrorAs(t, err, &closeErr, "got an event of the new numbering: %s", raw)
-	assert.Equal(t, api.CloseResync, closeErr.Code)
+	assert.Equal(t, chat.CloseResync, closeErr.Code)
 
 	for i := 0; i < 3; i++ {
 		ev, ok := sse.next()

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sapagent/sapagent/api"
+	"github.com/sapagent/sapagent/api/chat"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/config"
 	"github.com/sapagent/sapagent/internal/devstack"
@@ -159,14 +159,14 @@ func TestRevokedMemberLosesOpenStreamsAndCommands(t *testing.T) {
 	require.NotNil(t, reply, "the command is answered: %v", frames)
 	assert.Equal(t, "command_error", reply["type"])
 	assert.EqualValues(t, http.StatusForbidden, reply["http_status"])
-	assert.Equal(t, api.CloseAccessRevoked, code)
+	assert.Equal(t, chat.CloseAccessRevoked, code)
 
 	// Streams that send nothing are closed by the periodic check, within its period.
 	for name, c := range map[string]*websocket.Conn{"agent socket": watching, "workspace socket": workspace} {
 		code, _ := wsClosed(t, c, accessCheck+3*time.Second-time.Since(removed))
-		assert.Equal(t, api.CloseAccessRevoked, code, name)
+		assert.Equal(t, chat.CloseAccessRevoked, code, name)
 	}
-	assert.Equal(t, api.CloseAccessRevoked, sseClosed(t, sse, accessCheck+3*time.Second-time.Since(removed)), "SSE stream")
+	assert.Equal(t, chat.CloseAccessRevoked, sseClosed(t, sse, accessCheck+3*time.Second-time.Since(removed)), "SSE stream")
 	assert.Less(t, time.Since(removed), accessCheck+3*time.Second)
 
 	// Nothing was delivered for bob, and he cannot come back.
@@ -194,9 +194,9 @@ func TestStreamsCloseAtTokenExpiry(t *testing.T) {
 	// exp is whole seconds, so it falls 2-3 s after minting; auth.Leeway does not extend a stream.
 	for name, c := range map[string]*websocket.Conn{"agent socket": sock, "workspace socket": workspace} {
 		code, _ := wsClosed(t, c, 6*time.Second-time.Since(minted))
-		assert.Equal(t, api.CloseTokenExpired, code, name)
+		assert.Equal(t, chat.CloseTokenExpired, code, name)
 	}
-	assert.Equal(t, api.CloseTokenExpired, sseClosed(t, sse, 6*time.Second-time.Since(minted)), "SSE stream")
+	assert.Equal(t, chat.CloseTokenExpired, sseClosed(t, sse, 6*time.Second-time.Since(minted)), "SSE stream")
 	assert.Greater(t, time.Since(minted), 1900*time.Millisecond, "not before exp")
 	assert.Less(t, time.Since(minted), 5*time.Second, "at exp, not exp + leeway")
 

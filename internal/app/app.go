@@ -19,6 +19,7 @@ import (
 
 	"github.com/sapagent/sapagent/activities"
 	"github.com/sapagent/sapagent/api"
+	"github.com/sapagent/sapagent/api/ops"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/blob"
 	"github.com/sapagent/sapagent/internal/cleancore"
@@ -176,7 +177,7 @@ func (d *Deps) APIServer(ctx context.Context) (*api.Server, error) {
 		WorkspaceStorageBytes: c.WorkspaceStorageBytes, MaxSocketsPerUser: c.MaxSocketsPerUser,
 		ValidateModel: c.ValidateModel, MaxLoopSteps: c.MaxLoopSteps, MaxQueued: c.MaxQueued, ApprovalTimeout: c.ApprovalTimeout,
 		Production: c.Environment == "production", SAP: resolver, RunEvents: c.RunEvents,
-		Codec: api.CodecOptions{Codec: d.Codec, Namespace: c.TemporalNamespace, Operators: c.Operators, Origins: c.CodecOrigins},
+		Codec: ops.CodecOptions{Codec: d.Codec, Namespace: c.TemporalNamespace, Operators: c.Operators, Origins: c.CodecOrigins},
 	}, nil
 }
 
@@ -338,19 +339,19 @@ func webOptions(c config.Config) web.Options {
 }
 
 // oidcConfig is the web chat's sign-in client; nil without OIDC_ISSUER.
-func oidcConfig(c config.Config) *api.OIDCConfig {
+func oidcConfig(c config.Config) *ops.OIDCConfig {
 	if c.OIDCIssuer == "" {
 		return nil
 	}
-	return &api.OIDCConfig{Issuer: c.OIDCIssuer, ClientID: c.OIDCClientID, Scopes: c.OIDCScopes, Audience: c.OIDCAudience}
+	return &ops.OIDCConfig{Issuer: c.OIDCIssuer, ClientID: c.OIDCClientID, Scopes: c.OIDCScopes, Audience: c.OIDCAudience}
 }
 
 // modelInfos lists the models agents may pick (GET /api/models).
-func modelInfos(c config.Config) []api.ModelInfo {
+func modelInfos(c config.Config) []ops.ModelInfo {
 	choices := c.ModelChoices()
-	out := make([]api.ModelInfo, len(choices))
+	out := make([]ops.ModelInfo, len(choices))
 	for i, m := range choices {
-		out[i] = api.ModelInfo{ID: m.Provider + ":" + m.Model, Provider: m.Provider, Model: m.Model, Default: m.Default, ContextTokens: m.ContextTokens}
+		out[i] = ops.ModelInfo{ID: m.Provider + ":" + m.Model, Provider: m.Provider, Model: m.Model, Default: m.Default, ContextTokens: m.ContextTokens}
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/sapagent/sapagent/api"
+	"github.com/sapagent/sapagent/api/ops"
 	"github.com/sapagent/sapagent/internal/app"
 	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/config"
@@ -220,7 +221,7 @@ func withUIOperator(cfg config.Config, topts *TemporalOptions, apiURL string, lo
 		if err != nil {
 			return nil
 		}
-		return &http.Cookie{Name: api.CodecCookie, Value: tok, Path: "/api/codec", MaxAge: 3600,
+		return &http.Cookie{Name: ops.CodecCookie, Value: tok, Path: "/api/codec", MaxAge: 3600,
 			HttpOnly: true, SameSite: http.SameSiteStrictMode}
 	}
 	return cfg
