@@ -270,16 +270,21 @@ func (b *Backend) s4Phase() *phase {
 					if err != nil {
 						return nil, err
 					}
+					refs := make([]objRef, len(names))
+					idx := make([]int, len(names))
+					for i, n := range names {
+						refs[i], idx[i] = objRef{typ: "DDLS", name: n}, i
+					}
+					srcs, err := b.readSources(ctx, cred, refs, idx)
+					if err != nil {
+						return nil, err
+					}
 					out := make([][]map[string]any, len(rows))
 					for i, n := range names {
-						src, ok, err := b.source(ctx, cred, objRef{typ: "DDLS", name: n})
-						if err != nil {
-							return nil, err
-						}
-						if !ok {
+						if !srcs[i].ok {
 							continue
 						}
-						for _, r := range abapref.Extract("DDLS", src) {
+						for _, r := range abapref.Extract("DDLS", srcs[i].src) {
 							if r.Kind == abapref.Extend {
 								out[i] = []map[string]any{{"type": "DDLS", "kind": "cds_extension", "name": n, "extends": r.Name, "description": texts["DDLS/"+n]}}
 								break

@@ -3,6 +3,7 @@ package sapbackend
 import (
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -29,8 +30,18 @@ func startSim(t testing.TB, opts sapsim.Options, systemYAML string) *simHarness 
 
 func startSimSystem(t testing.TB, sid string, opts sapsim.Options, systemYAML string) *simHarness {
 	t.Helper()
+	return startSimBehind(t, sid, opts, nil, systemYAML)
+}
+
+// startSimBehind serves the simulator behind wrap (nil: none), which sees every request SAP gets.
+func startSimBehind(t testing.TB, sid string, opts sapsim.Options, wrap func(http.Handler) http.Handler, systemYAML string) *simHarness {
+	t.Helper()
 	land := sapsim.NewLandscape(opts)
-	sim := httptest.NewServer(land.Handler())
+	var handler http.Handler = land.Handler()
+	if wrap != nil {
+		handler = wrap(handler)
+	}
+	sim := httptest.NewServer(handler)
 	t.Cleanup(sim.Close)
 	h := &simHarness{land: land, dataDir: t.TempDir(), simURL: sim.URL + "/" + sid}
 	h.sys, _ = land.System(sid)
