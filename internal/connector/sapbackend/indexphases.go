@@ -2,6 +2,7 @@ package sapbackend
 
 import (
 	"context"
+	"sort"
 
 	"github.com/sapagent/sapagent/internal/abapref"
 	"github.com/sapagent/sapagent/internal/cleancore"
@@ -106,18 +107,36 @@ func (b *Backend) catalogItems(ctx context.Context, c *soaprfc.Client, cred conn
 	})
 }
 
-// texts reads the short texts of objects by type from their text tables (TYPE/NAME -> text).
+// texts reads the short texts of objects by type from their text tables (TYPE/NAME -> text),
+// one look-up per text table (classes and interfaces share SEOCLASSTX).
 func (b *Backend) texts(ctx context.Context, c *soaprfc.Client, cred connector.Credentials, byType map[string][]string) (map[string]string, error) {
 	out := map[string]string{}
 	lang := soaprfc.QuoteLiteral(languageKey(b.sys.Language))
+	byTable := map[[4]string]map[string][]string{} // text table -> name -> the types asking
 	for typ, names := range byType {
 		tt := textTables[typ]
+		if byTable[tt] == nil {
+			byTable[tt] = map[string][]string{}
+		}
+		for _, n := range names {
+			byTable[tt][n] = append(byTable[tt][n], typ)
+		}
+	}
+	for tt, types := range byTable {
+		names := make([]string, 0, len(types))
+		for n := range types {
+			names = append(names, n)
+		}
+		sort.Strings(names) // the same request for the same page
 		rows, err := optional(lookup(ctx, c, cred, tt[0], []string{tt[1], tt[3]}, tt[1], names, tt[2]+" = "+lang))
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range rows {
-			out[typ+"/"+trimmed(r, tt[1])] = trimmed(r, tt[3])
+			name := trimmed(r, tt[1])
+			for _, typ := range types[name] {
+				out[typ+"/"+name] = trimmed(r, tt[3])
+			}
 		}
 	}
 	return out, nil
