@@ -142,7 +142,14 @@ func (b *Backend) source(ctx context.Context, cred connector.Credentials, o objR
 	case <-ctx.Done():
 		return "", false, ctx.Err()
 	}
-	src, err := a.Source(ctx, adtCred(cred), o.typ, o.name)
+	var src string
+	if o.typ == "FUNC" && o.group != "" {
+		// The group from TFDIR spares the quick search that finds a function module's URI.
+		src, err = a.FunctionModuleSource(ctx, adtCred(cred), o.group, o.name)
+	}
+	if o.typ != "FUNC" || o.group == "" || errors.Is(err, adt.ErrNotSupported) {
+		src, err = a.Source(ctx, adtCred(cred), o.typ, o.name)
+	}
 	<-b.adtSlots
 	var ae *adt.Error
 	if errors.As(err, &ae) && (ae.Kind == adt.ErrNotFound || ae.Kind == adt.ErrNotSupported) {

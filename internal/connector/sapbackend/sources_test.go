@@ -17,6 +17,7 @@ import (
 // refuses the source of one object when told.
 type adtSources struct {
 	reads, inFlight, peak atomic.Int64
+	searches              atomic.Int64 // quick searches (a function module's URI without its group)
 	delay                 time.Duration
 	mu                    sync.Mutex
 	refuse                string // a path part whose source SAP refuses (no authorization)
@@ -24,6 +25,9 @@ type adtSources struct {
 
 func (a *adtSources) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("operation") == "quickSearch" {
+			a.searches.Add(1)
+		}
 		if !strings.HasSuffix(r.URL.Path, "/source/main") {
 			next.ServeHTTP(w, r)
 			return
@@ -159,5 +163,23 @@ func TestSourceCacheBoundEvictsOldest(t *testing.T) {
 	c.put(gen, "b", "B", "bbbb", true)
 	if _, _, hit := c.get("b"); hit {
 		t.Fatal("a read begun before the eviction was stored")
+	}
+}
+
+// Function modules' sources are read by their group's URI (TFDIR names the group): no quick search.
+func TestSimIndexFunctionModuleSourcesNeedNoSearch(t *testing.T) {
+	h, a := startWatched(t, "4", 0)
+	items, _ := pageAll(t, h, sap.EndpointIndexCustomCode, 100, 0)
+	funcs := 0
+	for _, it := range items {
+		if it["type"] == "FUNC" {
+			funcs++
+		}
+	}
+	if funcs == 0 {
+		t.Fatal("custom_code has no function module")
+	}
+	if n := a.searches.Load(); n != 0 {
+		t.Fatalf("%d quick searches for %d function modules' sources", n, funcs)
 	}
 }
