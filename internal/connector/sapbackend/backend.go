@@ -37,13 +37,18 @@ type Backend struct {
 	typeMu     sync.Mutex
 	released   releasedState       // what the OData route knows about the system (odata.go)
 	writePkg   writeTableInstalled // Z_SAPAGENT_WRITE_TABLE answered (writetable.go)
+	// The index phases' sources (sources.go): cached between phases, read in parallel under
+	// adtSlots (max_concurrent_calls), which all pages of the system share.
+	sources  *sourceCache
+	adtSlots chan struct{}
 }
 
 // New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad
 // URL; the config's validation normally catches it) leaves its endpoints NOT_SUPPORTED.
 func New(sys connector.System, client *http.Client) connector.Backend {
 	b := &Backend{Unsupported: connector.Unsupported{SystemID: sys.ID}, sys: sys,
-		probe: connector.HTTPProbe{System: sys, Client: client}}
+		probe:   connector.HTTPProbe{System: sys, Client: client},
+		sources: newSourceCache(maxCachedSourceBytes), adtSlots: make(chan struct{}, max(1, sys.MaxConcurrentCalls))}
 	if sys.Interfaces.Enabled(connector.InterfaceSOAPRFC) {
 		b.rfc, b.rfcErr = soaprfc.New(soaprfc.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTPClient: client})
 	}

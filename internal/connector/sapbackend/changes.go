@@ -116,6 +116,7 @@ func (b *Backend) pollChanges(ctx context.Context, c *soaprfc.Client, cred conne
 	if len(news) == 0 && !first {
 		return b.changes.Latest(), nil
 	}
+	b.sources.evict(changes)
 	raw, _ := json.Marshal(st)
 	if _, err := b.changes.Append(changes, raw); err != nil {
 		return 0, &sap.Error{Status: 503, ErrorDetail: sap.ErrorDetail{Code: sap.ErrSystemUnavailable, Message: err.Error()}}
@@ -261,6 +262,13 @@ func (b *Backend) ProbeChanges(ctx context.Context, cred connector.Credentials, 
 		limit = 1000
 	}
 	changes, more := b.changes.After(req.AfterSeq, limit)
+	// The source cache's rule (sources.go): a probe from the start clears it, a delta's probe
+	// evicts what it reports.
+	if req.AfterSeq == 0 {
+		b.sources.clear()
+	} else {
+		b.sources.evict(changes)
+	}
 	if changes == nil {
 		changes = []sap.Change{}
 	}

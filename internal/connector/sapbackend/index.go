@@ -26,7 +26,11 @@ const (
 	defaultPageLimit = 200
 	maxPageLimit     = 1000
 	deltaChunk       = 100 // object names per IN list of a delta
-	relocateWindow   = 100 // rows looked at around a cursor whose row moved
+	// lookupChunk: names per IN list of a page's look-ups (texts, packages, programs). Each
+	// RFC_READ_TABLE is a round trip; the kernel's Open SQL splits long IN lists for the
+	// database itself (rsdb/max_in_blocking_factor), so a page's names go in one or two.
+	lookupChunk    = 500
+	relocateWindow = 100 // rows looked at around a cursor whose row moved
 )
 
 // section is one table an index phase walks.
@@ -141,16 +145,18 @@ func read(ctx context.Context, c *soaprfc.Client, cred connector.Credentials, ta
 	return rows, protoErr(err)
 }
 
-// lookup reads the rows whose field is one of names, in chunks.
+// lookup reads the rows whose field is one of names, in chunks, each in one call (a few rows
+// per name).
 func lookup(ctx context.Context, c *soaprfc.Client, cred connector.Credentials, table string, fields []string, field string, names []string, where string) ([]soaprfc.Struct, error) {
 	names = uniq(names)
 	var out []soaprfc.Struct
-	for start := 0; start < len(names); start += deltaChunk {
-		rows, err := read(ctx, c, cred, table, fields, and(inList(field, names[start:min(len(names), start+deltaChunk)]), where), 0, 0)
+	for start := 0; start < len(names); start += lookupChunk {
+		_, err := c.ReadTable(ctx, rfcCred(cred), soaprfc.ReadTableRequest{Table: table, Fields: fields, Small: true,
+			Where: and(inList(field, names[start:min(len(names), start+lookupChunk)]), where)},
+			func(r soaprfc.Struct) error { out = append(out, r); return nil })
 		if err != nil {
-			return nil, err
+			return nil, protoErr(err)
 		}
-		out = append(out, rows...)
 	}
 	return out, nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/sapagent/sapagent/internal/abapref"
 	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
-	"github.com/sapagent/sapagent/internal/sap/adt"
 	"github.com/sapagent/sapagent/internal/sap/soaprfc"
 )
 
@@ -185,37 +184,30 @@ func perObject(refs []objRef, pi *pageInfo, items func(o objRef) ([]map[string]a
 	return out, nil
 }
 
-// source reads an object's source through ADT; an object ADT does not have (or cannot show)
-// has none.
-func (b *Backend) source(ctx context.Context, cred connector.Credentials, o objRef) (string, bool, error) {
-	a, err := b.adtClient(sap.EndpointABAPSource)
-	if err != nil {
-		return "", false, nil
-	}
-	src, err := a.Source(ctx, adtCred(cred), o.typ, o.name)
-	var ae *adt.Error
-	if errors.As(err, &ae) && (ae.Kind == adt.ErrNotFound || ae.Kind == adt.ErrNotSupported) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, protoErr(err)
-	}
-	return src, src != "", nil
-}
-
 // customCodeItems: {type, name, source, lines}.
 func (b *Backend) customCodeItems(ctx context.Context, c *soaprfc.Client, cred connector.Credentials, refs []objRef) ([][]map[string]any, error) {
 	pi, err := b.info(ctx, c, cred, refs, false)
 	if err != nil {
 		return nil, err
 	}
-	return perObject(refs, pi, func(o objRef) ([]map[string]any, error) {
-		src, ok, err := b.source(ctx, cred, o)
-		if err != nil || !ok {
-			return nil, err
+	var idx []int
+	for i := range refs {
+		if !refs[i].skip {
+			pi.resolve(&refs[i])
+			idx = append(idx, i)
 		}
-		return []map[string]any{{"type": o.typ, "name": o.name, "source": src, "lines": strings.Count(src, "\n") + 1}}, nil
-	})
+	}
+	srcs, err := b.readSources(ctx, cred, refs, idx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]map[string]any, len(refs))
+	for _, i := range idx {
+		if s := srcs[i]; s.ok {
+			out[i] = []map[string]any{{"type": refs[i].typ, "name": refs[i].name, "source": s.src, "lines": strings.Count(s.src, "\n") + 1}}
+		}
+	}
+	return out, nil
 }
 
 // alternatives are the TADIR types a reference typed from source alone may really have.
@@ -271,7 +263,7 @@ func (b *Backend) relationshipItems(ctx context.Context, c *soaprfc.Client, cred
 	}
 	ex := make([]extracted, len(refs))
 	var all []abapref.Ref
-	var enhos, crossObjs []int
+	var enhos, crossObjs, withSource []int
 	for i := range refs {
 		o := &refs[i]
 		if o.skip {
@@ -285,14 +277,17 @@ func (b *Backend) relationshipItems(ctx context.Context, c *soaprfc.Client, cred
 		case adtErr != nil:
 			crossObjs = append(crossObjs, i)
 		default:
-			src, ok, err := b.source(ctx, cred, *o)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				ex[i] = extracted{abapref.Extract(o.typ, src), true}
-				all = append(all, ex[i].refs...)
-			}
+			withSource = append(withSource, i)
+		}
+	}
+	srcs, err := b.readSources(ctx, cred, refs, withSource)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range withSource {
+		if srcs[i].ok {
+			ex[i] = extracted{abapref.Extract(refs[i].typ, srcs[i].src), true}
+			all = append(all, ex[i].refs...)
 		}
 	}
 	out := make([][]map[string]any, len(refs))

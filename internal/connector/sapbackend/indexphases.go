@@ -2,6 +2,7 @@ package sapbackend
 
 import (
 	"context"
+	"sort"
 
 	"github.com/sapagent/sapagent/internal/abapref"
 	"github.com/sapagent/sapagent/internal/cleancore"
@@ -106,18 +107,36 @@ func (b *Backend) catalogItems(ctx context.Context, c *soaprfc.Client, cred conn
 	})
 }
 
-// texts reads the short texts of objects by type from their text tables (TYPE/NAME -> text).
+// texts reads the short texts of objects by type from their text tables (TYPE/NAME -> text),
+// one look-up per text table (classes and interfaces share SEOCLASSTX).
 func (b *Backend) texts(ctx context.Context, c *soaprfc.Client, cred connector.Credentials, byType map[string][]string) (map[string]string, error) {
 	out := map[string]string{}
 	lang := soaprfc.QuoteLiteral(languageKey(b.sys.Language))
+	byTable := map[[4]string]map[string][]string{} // text table -> name -> the types asking
 	for typ, names := range byType {
 		tt := textTables[typ]
+		if byTable[tt] == nil {
+			byTable[tt] = map[string][]string{}
+		}
+		for _, n := range names {
+			byTable[tt][n] = append(byTable[tt][n], typ)
+		}
+	}
+	for tt, types := range byTable {
+		names := make([]string, 0, len(types))
+		for n := range types {
+			names = append(names, n)
+		}
+		sort.Strings(names) // the same request for the same page
 		rows, err := optional(lookup(ctx, c, cred, tt[0], []string{tt[1], tt[3]}, tt[1], names, tt[2]+" = "+lang))
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range rows {
-			out[typ+"/"+trimmed(r, tt[1])] = trimmed(r, tt[3])
+			name := trimmed(r, tt[1])
+			for _, typ := range types[name] {
+				out[typ+"/"+name] = trimmed(r, tt[3])
+			}
 		}
 	}
 	return out, nil
@@ -270,16 +289,21 @@ func (b *Backend) s4Phase() *phase {
 					if err != nil {
 						return nil, err
 					}
+					refs := make([]objRef, len(names))
+					idx := make([]int, len(names))
+					for i, n := range names {
+						refs[i], idx[i] = objRef{typ: "DDLS", name: n}, i
+					}
+					srcs, err := b.readSources(ctx, cred, refs, idx)
+					if err != nil {
+						return nil, err
+					}
 					out := make([][]map[string]any, len(rows))
 					for i, n := range names {
-						src, ok, err := b.source(ctx, cred, objRef{typ: "DDLS", name: n})
-						if err != nil {
-							return nil, err
-						}
-						if !ok {
+						if !srcs[i].ok {
 							continue
 						}
-						for _, r := range abapref.Extract("DDLS", src) {
+						for _, r := range abapref.Extract("DDLS", srcs[i].src) {
 							if r.Kind == abapref.Extend {
 								out[i] = []map[string]any{{"type": "DDLS", "kind": "cds_extension", "name": n, "extends": r.Name, "description": texts["DDLS/"+n]}}
 								break

@@ -1,20 +1,14 @@
 package sapbackend
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sapagent/sapagent/internal/connector"
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/sap/odata"
 	"github.com/sapagent/sapagent/internal/sap/sapsim"
@@ -27,25 +21,10 @@ func startODataSim(t testing.TB, sid, systemYAML string) *harness {
 	return startSimWith(t, sapsim.Options{}, sid, systemYAML)
 }
 
+// startSimWith is startSimSystem for the tests that need only the harness.
 func startSimWith(t testing.TB, opts sapsim.Options, sid, systemYAML string) *harness {
 	t.Helper()
-	sim := httptest.NewServer(sapsim.NewLandscape(opts).Handler())
-	t.Cleanup(sim.Close)
-	cfgYAML := "connector_keys: [" + connectorKey + "]\nsystems:\n  - id: " + sid + "\n    url: " + sim.URL + "/" + sid +
-		"\n    client: \"100\"\n    user: DEVELOPER\n    password_env: SIM_PW\n" + systemYAML
-	cfg, err := connector.ParseConfig([]byte(cfgYAML), func(string) string { return sapsim.DefaultUsers()["DEVELOPER"] })
-	require.NoError(t, err)
-	backends := map[string]connector.Backend{}
-	for _, sys := range cfg.Systems {
-		backends[sys.ID] = New(sys, connector.NewHTTPClient(sys))
-	}
-	store, err := connector.OpenIdempotencyStore(filepath.Join(t.TempDir(), "idem.json"))
-	require.NoError(t, err)
-	srv, err := connector.NewServer(cfg, backends, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { hs.Close(); _ = store.Close() })
-	return &harness{client: sap.NewClient(sap.Guard{}, 10*time.Second), url: hs.URL + "/" + sid}
+	return &startSimSystem(t, sid, opts, systemYAML).harness
 }
 
 const odataWrites = "    interfaces: {odata: true}\n    write_function_modules: [BAPI_CUSTOMER_CHANGEFROMDATA1, BAPI_MATERIAL_SAVEDATA]\n"

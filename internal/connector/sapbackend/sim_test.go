@@ -3,6 +3,7 @@ package sapbackend
 import (
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -21,6 +22,7 @@ type simHarness struct {
 	sys     *sapsim.System
 	dataDir string
 	simURL  string
+	sid     string // the system's ID, in the simulator and in the connector's config
 }
 
 func startSim(t testing.TB, opts sapsim.Options, systemYAML string) *simHarness {
@@ -29,10 +31,20 @@ func startSim(t testing.TB, opts sapsim.Options, systemYAML string) *simHarness 
 
 func startSimSystem(t testing.TB, sid string, opts sapsim.Options, systemYAML string) *simHarness {
 	t.Helper()
+	return startSimBehind(t, sid, opts, nil, systemYAML)
+}
+
+// startSimBehind serves the simulator behind wrap (nil: none), which sees every request SAP gets.
+func startSimBehind(t testing.TB, sid string, opts sapsim.Options, wrap func(http.Handler) http.Handler, systemYAML string) *simHarness {
+	t.Helper()
 	land := sapsim.NewLandscape(opts)
-	sim := httptest.NewServer(land.Handler())
+	var handler http.Handler = land.Handler()
+	if wrap != nil {
+		handler = wrap(handler)
+	}
+	sim := httptest.NewServer(handler)
 	t.Cleanup(sim.Close)
-	h := &simHarness{land: land, dataDir: t.TempDir(), simURL: sim.URL + "/" + sid}
+	h := &simHarness{land: land, dataDir: t.TempDir(), simURL: sim.URL + "/" + sid, sid: sid}
 	h.sys, _ = land.System(sid)
 	h.restart(t, systemYAML)
 	return h
@@ -43,9 +55,9 @@ func startSimSystem(t testing.TB, sid string, opts sapsim.Options, systemYAML st
 func (h *simHarness) restart(t testing.TB, systemYAML string) {
 	t.Helper()
 	cfgYAML := "connector_keys: [" + connectorKey + "]\nidempotency_store: " + filepath.Join(h.dataDir, "idem.json") +
-		"\nsystems:\n  - id: ECC\n    url: " + h.simURL + "\n    client: \"100\"\n    user: DEVELOPER\n    password_env: ECC_PW\n" + systemYAML
+		"\nsystems:\n  - id: " + h.sid + "\n    url: " + h.simURL + "\n    client: \"100\"\n    user: DEVELOPER\n    password_env: ECC_PW\n" + systemYAML
 	url := serveConnector(t, cfgYAML, sapsim.DefaultUsers()["DEVELOPER"])
-	h.harness = harness{client: sap.NewClient(sap.Guard{}, 30*time.Second), url: url + "/ECC"}
+	h.harness = harness{client: sap.NewClient(sap.Guard{}, 30*time.Second), url: url + "/" + h.sid}
 }
 
 // serveConnector serves the connector of a config (the technical user's password from ECC_PW)

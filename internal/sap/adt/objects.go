@@ -129,6 +129,22 @@ func (c *Client) Source(ctx context.Context, creds Credentials, objType, name st
 	if err != nil {
 		return "", err
 	}
+	return c.sourceAt(ctx, creds, uri)
+}
+
+// FunctionModuleSource is a function module's active source when its group is known (TFDIR):
+// one request, where Source first asks the quick search for the group.
+func (c *Client) FunctionModuleSource(ctx context.Context, creds Credentials, group, name string) (string, error) {
+	if strings.TrimSpace(group) == "" || strings.TrimSpace(name) == "" {
+		return "", &Error{Kind: ErrBadRequestInput, Message: "function group and module name are needed"}
+	}
+	if err := c.require(ctx, creds, FeatureFunctionGroups, "FUNC "+strings.ToUpper(name)); err != nil {
+		return "", err
+	}
+	return c.sourceAt(ctx, creds, string(FeatureFunctionGroups)+"/"+escName(group)+"/fmodules/"+escName(name))
+}
+
+func (c *Client) sourceAt(ctx context.Context, creds Credentials, uri string) (string, error) {
 	body, err := c.do(ctx, creds, request{method: http.MethodGet, path: uri + "/source/main", accept: acceptText, text: true})
 	if err != nil {
 		return "", err

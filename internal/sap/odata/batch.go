@@ -159,11 +159,21 @@ func ParseBatchResponse(contentType string, body []byte) ([]PartResult, error) {
 }
 
 func boundaryOf(contentType string) (string, error) {
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
+	b, ok := MultipartBoundary(contentType)
+	if !ok {
 		return "", &Error{Kind: ErrMalformed, Message: "$batch answer is not multipart/mixed: " + contentType}
 	}
-	return params["boundary"], nil
+	return b, nil
+}
+
+// MultipartBoundary is the boundary of a multipart Content-Type ($batch and its changesets);
+// ok is false for any other type or one without a boundary.
+func MultipartBoundary(contentType string) (string, bool) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
+		return "", false
+	}
+	return params["boundary"], true
 }
 
 // parseEmbeddedResponse reads "HTTP/1.1 400 Bad Request", headers and body. The embedded

@@ -260,12 +260,22 @@ func (l *gitLoad) add(g *gitObject, o *object) {
 // xmlValues collects the text of every element of an abapGit XML file by tag name, in order.
 func xmlValues(text string) map[string][]string {
 	out := map[string][]string{}
+	xmlTexts(text, func(path []string, v string) {
+		tag := path[len(path)-1]
+		out[tag] = append(out[tag], v)
+	})
+	return out
+}
+
+// xmlTexts walks an XML file and hands each non-blank text to fn with the element names from
+// the root down to the text's element; it stops quietly at the first malformed token.
+func xmlTexts(text string, fn func(path []string, value string)) {
 	dec := xml.NewDecoder(strings.NewReader(text))
 	var stack []string
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return out
+			return
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -276,7 +286,7 @@ func xmlValues(text string) map[string][]string {
 			}
 		case xml.CharData:
 			if v := strings.TrimSpace(string(t)); v != "" && len(stack) > 0 {
-				out[stack[len(stack)-1]] = append(out[stack[len(stack)-1]], v)
+				fn(stack, v)
 			}
 		}
 	}

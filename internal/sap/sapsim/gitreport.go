@@ -2,7 +2,6 @@ package sapsim
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"sort"
 	"strings"
@@ -158,28 +157,12 @@ func (l *gitLoad) catalogObject(g *gitObject) {
 // parent (NAME inside SRVD_REF, where NAME also names other things).
 func xmlChildValues(text, parent, tag string) []string {
 	var out []string
-	dec := xml.NewDecoder(strings.NewReader(text))
-	var stack []string
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return out
+	xmlTexts(text, func(path []string, v string) {
+		if n := len(path); n >= 2 && path[n-1] == tag && path[n-2] == parent {
+			out = append(out, v)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			stack = append(stack, t.Name.Local)
-		case xml.EndElement:
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-		case xml.CharData:
-			if n := len(stack); n >= 2 && stack[n-1] == tag && stack[n-2] == parent {
-				if v := strings.TrimSpace(string(t)); v != "" {
-					out = append(out, v)
-				}
-			}
-		}
-	}
+	})
+	return out
 }
 
 // xmlAttr is the first value of an attribute (any prefix) in an XML file, for formats that

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sapagent/sapagent/internal/sap/odata"
 )
 
 // ODataPrefix is where SAP Gateway serves OData v2 services (SICF /default_host/sap/opu/odata).
@@ -1121,11 +1122,11 @@ func (s *System) odataChangeset(u user, service, base string, ops []batchOp) []o
 }
 
 func multipartBoundary(ct string) (string, error) {
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
+	b, ok := odata.MultipartBoundary(ct)
+	if !ok {
 		return "", fmt.Errorf("Content-Type %q is not multipart/mixed with a boundary", ct)
 	}
-	return params["boundary"], nil
+	return b, nil
 }
 
 func readChangeset(ct string, data []byte) ([]batchOp, error) {

@@ -263,3 +263,48 @@ func BenchmarkReadTable100kBaseline(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// A small read (a look-up by key) is one call, cut by the FIELDS of its own answer.
+func TestReadTableSmallIsOneCall(t *testing.T) {
+	f := newFakeSAP(t)
+	f.files["RFC_READ_TABLE"] = "rfc_read_table_t000.response.xml"
+	c := f.client(t)
+	var rows []Struct
+	info, err := c.ReadTable(context.Background(), testCred, ReadTableRequest{Table: "T000", Fields: []string{"MANDT", "MTEXT", "ORT01"}, Where: "MANDT IN ( '000', '001' )", Small: true},
+		func(r Struct) error { rows = append(rows, r); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[1]["MTEXT"] != "Auslieferungsmandant R&D" || rows[1]["ORT01"] != "Kleinstadt" {
+		t.Errorf("rows %v", rows)
+	}
+	calls := f.callsOf("RFC_READ_TABLE")
+	if len(calls) != 1 || info.Calls != 1 || calls[0].In.String("NO_DATA") != "" {
+		t.Fatalf("%d calls (info %d), want one with data", len(calls), info.Calls)
+	}
+}
+
+// A small read too wide for one line falls back to the split field list.
+func TestReadTableSmallTooWideSplits(t *testing.T) {
+	f := newFakeSAP(t)
+	f.tables["ZWIDE"] = &fakeTable{
+		Cols: []fakeCol{{Name: "MANDT", Len: 3, Key: true}, {Name: "ID", Len: 10, Key: true}, {Name: "F1", Len: 300}, {Name: "F2", Len: 300}},
+		Rows: 3,
+		Value: func(i int, col string) string {
+			if col == "MANDT" {
+				return "001"
+			}
+			return fmt.Sprintf("%s-%d", strings.ToLower(col), i)
+		},
+	}
+	c := f.client(t)
+	var rows []Struct
+	info, err := c.ReadTable(context.Background(), testCred, ReadTableRequest{Table: "ZWIDE", Small: true},
+		func(r Struct) error { rows = append(rows, r); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[2]["F1"] != "f1-2" || rows[2]["F2"] != "f2-2" || info.Chunks != 2 {
+		t.Fatalf("rows %v, chunks %d", rows, info.Chunks)
+	}
+}
