@@ -215,7 +215,7 @@ func (c *conversation) queued(id string) int {
 }
 
 func (c *conversation) registerHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) {
+	if err := ConversationState.SetHandler(ctx, func() (State, error) {
 		st := State{Status: c.status, LastSeq: c.lastSeq, Queued: len(c.queue), PendingApprovals: []PendingApproval{}}
 		for _, a := range c.pending {
 			if !a.decided {
@@ -226,7 +226,7 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSendMessage,
+	err := SendMessage.SetHandler(ctx,
 		func(ctx workflow.Context, m UserMessage) (SendMessageResult, error) {
 			if !c.seen[m.ID] {
 				c.seen[m.ID] = true
@@ -238,7 +238,7 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 			}
 			return SendMessageResult{MessageID: m.ID, Queued: ahead}, nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, m UserMessage) error {
+		func(ctx workflow.Context, m UserMessage) error {
 			if err := validateUserMessage(ctx, m); err != nil {
 				return err
 			}
@@ -246,11 +246,11 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 				return temporal.NewApplicationError(fmt.Sprintf("%d messages are already waiting; try again when the agent has answered", len(c.queue)), ErrTypeQueueFull)
 			}
 			return nil
-		}})
+		})
 	if err != nil {
 		return err
 	}
-	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove,
+	err = Approve.SetHandler(ctx,
 		func(ctx workflow.Context, req ApproveRequest) (ApproveResult, error) {
 			for _, d := range req.Decisions {
 				a := c.findPending(d.ToolCallID)
@@ -258,11 +258,11 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 			}
 			return ApproveResult{Remaining: c.undecided()}, nil
 		},
-		workflow.UpdateHandlerOptions{Validator: c.validateDecisions})
+		c.validateDecisions)
 	if err != nil {
 		return err
 	}
-	err = workflow.SetUpdateHandler(ctx, UpdateStop, func(ctx workflow.Context) (StopResult, error) {
+	err = StopTurn.SetHandler(ctx, func(ctx workflow.Context, _ StopRequest) (StopResult, error) {
 		if c.status == StatusIdle {
 			return StopResult{}, nil
 		}
@@ -273,17 +273,17 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 			c.cancelTurn()
 		}
 		return StopResult{Stopped: true}, nil
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateRemoveMember, c.removeMember,
-		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, req RemoveMemberRequest) error {
+	return RemoveMember.SetHandler(ctx, c.removeMember,
+		func(_ workflow.Context, req RemoveMemberRequest) error {
 			if strings.TrimSpace(req.UserID) == "" {
 				return errors.New("user_id is required")
 			}
 			return nil
-		}})
+		})
 }
 
 // removeMember forgets what a removed member left behind: her queued messages are dropped (and

@@ -89,17 +89,9 @@ type updateResult struct {
 
 func send(env *testsuite.TestWorkflowEnvironment, after time.Duration, id, content string, out *updateResult) {
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(UpdateSendMessage, id, &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { out.err = err },
-			OnComplete: func(v interface{}, err error) {
-				if err != nil {
-					out.err = err
-					return
-				}
-				out.res = v.(SendMessageResult)
-			},
-		}, UserMessage{ID: id, Content: content, UserID: "alice"})
+		sendUpdate(env, SendMessage, id, UserMessage{ID: id, Content: content, UserID: "alice"}, func(res SendMessageResult, err error) {
+			out.res, out.err = res, err
+		})
 	}, after)
 }
 

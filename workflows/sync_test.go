@@ -13,7 +13,6 @@ import (
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -339,11 +338,7 @@ func TestProgressQueryWhileAPhaseRuns(t *testing.T) {
 	var during SyncStatus
 	var queryErr error
 	f.during["custom_code"] = func(context.Context) error {
-		v, err := env.QueryWorkflow(QuerySyncProgress)
-		if err == nil {
-			err = v.Get(&during)
-		}
-		queryErr = err
+		during, queryErr = ask(env, SyncProgress)
 		return nil
 	}
 	env.ExecuteWorkflow(SAPSync, syncInput("full"))
@@ -438,10 +433,7 @@ func TestWaitingSignalShowsInTheProgressAndTheDetails(t *testing.T) {
 		var err error
 		for i := 0; i < 100 && err == nil && during.Waiting == nil; i++ { // the signal is delivered on the workflow's own loop
 			time.Sleep(10 * time.Millisecond)
-			var v converter.EncodedValue
-			if v, err = env.QueryWorkflow(QuerySyncProgress); err == nil {
-				err = v.Get(&during)
-			}
+			during, err = ask(env, SyncProgress)
 		}
 		if err == nil {
 			details, err = currentDetails(env)
