@@ -118,7 +118,7 @@ func DeleteWorkspace(ctx workflow.Context, in DeletionInput) (DeletionStatus, er
 	if err := MarkDeleting.Run(ctx, target); err != nil {
 		return st, err
 	}
-	if workflow.GetVersion(ctx, "stop-syncs", workflow.DefaultVersion, 1) == 1 {
+	if workflow.GetVersion(ctx, versionStopSyncs, workflow.DefaultVersion, 1) == 1 {
 		if err := StopWorkspaceSyncs.Run(ctx, in.ID); err != nil {
 			return st, err
 		}

@@ -98,7 +98,7 @@ func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
 func newLoopEnv(f *loopFakes) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(Conversation)
+	RegisterWorkflows(env, tools.Default())
 	f.register(env)
 	return env
 }
@@ -140,7 +140,7 @@ func run(env *testsuite.TestWorkflowEnvironment, in ConversationInput) {
 	if in.IdleTimeout == 0 {
 		in.IdleTimeout = 100 * time.Hour
 	}
-	env.ExecuteWorkflow(Conversation, in)
+	env.ExecuteWorkflow(ConversationWorkflowName, in)
 }
 
 func TestApprovedWriteRunsAndTheLoopContinues(t *testing.T) {

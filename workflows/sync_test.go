@@ -15,7 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
+
+	"github.com/sapagent/sapagent/internal/tools"
 )
 
 // syncFakes stand in for the sync's activities (registered through the typed contracts, so
@@ -83,8 +84,7 @@ func (f *syncFakes) phase(kind string) func(context.Context, PhaseInput) (PhaseR
 }
 
 func (f *syncFakes) register(env *testsuite.TestWorkflowEnvironment) {
-	env.RegisterWorkflowWithOptions(SAPSync, workflow.RegisterOptions{Name: SyncWorkflowName})
-	env.RegisterWorkflowWithOptions(SAPSyncScheduled, workflow.RegisterOptions{Name: SyncScheduledWorkflowName})
+	RegisterWorkflows(env, tools.Default())
 	StartSyncRun.Register(env, func(_ context.Context, in SyncInput) (SyncStart, error) {
 		f.note("start " + in.Mode)
 		f.mu.Lock()
