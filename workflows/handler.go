@@ -17,6 +17,9 @@ type Update[In, Out any] struct{ Name string }
 // Query is a typed reference to a workflow query. Every query of ours takes no input.
 type Query[Out any] struct{ Name string }
 
+// Signal is a typed reference to a workflow signal.
+type Signal[T any] struct{ Name string }
+
 // Updater sends updates to running workflows (client.Client is one).
 type Updater interface {
 	UpdateWorkflow(ctx context.Context, options client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error)
@@ -25,6 +28,11 @@ type Updater interface {
 // UpdateStarter sends an update and starts the workflow when it is not running (client.Client is one).
 type UpdateStarter interface {
 	UpdateWithStartWorkflow(ctx context.Context, options client.UpdateWithStartWorkflowOptions) (client.WorkflowUpdateHandle, error)
+}
+
+// Signaler sends signals to running workflows (client.Client is one).
+type Signaler interface {
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
 }
 
 // Querier asks running or closed workflows (client.Client is one).
@@ -86,7 +94,19 @@ func (q Query[Out]) Ask(ctx context.Context, c Querier, workflowID, runID string
 	return out, err
 }
 
-// The workflows' updates and queries. Names are part of recorded histories: never rename one.
+// Receive waits for the next signal on the workflow's channel of s; ok is false when the
+// channel is closed.
+func (s Signal[T]) Receive(ctx workflow.Context) (v T, ok bool) {
+	ok = workflow.GetSignalChannel(ctx, s.Name).Receive(ctx, &v)
+	return v, ok
+}
+
+// Send signals the workflow's run (the latest when runID is "").
+func (s Signal[T]) Send(ctx context.Context, c Signaler, workflowID, runID string, v T) error {
+	return c.SignalWorkflow(ctx, workflowID, runID, s.Name, v)
+}
+
+// The workflows' updates, queries and signals. Names are part of recorded histories: never rename one.
 var (
 	SendMessage  = Update[UserMessage, SendMessageResult]{"send_message"}
 	Approve      = Update[ApproveRequest, ApproveResult]{"approve"}
@@ -98,4 +118,8 @@ var (
 	DeletionProgress = Query[DeletionStatus]{"deletion"}
 	// SyncProgress answers a sync run's SyncStatus (the Temporal UI's query tab).
 	SyncProgress = Query[SyncStatus]{"progress"}
+
+	// SyncWaitingChanged is how a phase activity tells the run that the connector fails and it
+	// is retried, or that pages arrive again (Attempt 0).
+	SyncWaitingChanged = Signal[SyncWaiting]{"sync_waiting"}
 )

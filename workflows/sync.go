@@ -19,9 +19,6 @@ import (
 const (
 	SyncWorkflowName          = "SAPSync"
 	SyncScheduledWorkflowName = "SAPSyncScheduled"
-	// SignalSyncWaiting is how a phase activity tells the run that the connector fails and it
-	// is retried (SyncWaiting), or that pages arrive again (Attempt 0).
-	SignalSyncWaiting = "sync_waiting"
 )
 
 // SyncWaiting is what a run waits for while the connector fails: the connector's failure
@@ -201,10 +198,9 @@ type syncRun struct {
 // followWaiting keeps the run's waiting state from its activities' signals. Receiving a
 // signal is no command, so histories recorded before this replay unchanged.
 func (s *syncRun) followWaiting(ctx workflow.Context) {
-	ch := workflow.GetSignalChannel(ctx, SignalSyncWaiting)
 	for {
-		var w SyncWaiting
-		if !ch.Receive(ctx, &w) {
+		w, ok := SyncWaitingChanged.Receive(ctx)
+		if !ok {
 			return
 		}
 		if s.st.Status != SyncRunning {

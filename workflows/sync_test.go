@@ -429,7 +429,7 @@ func TestWaitingSignalShowsInTheProgressAndTheDetails(t *testing.T) {
 	var details string
 	var queryErr error
 	f.during["relationships"] = func(context.Context) error {
-		env.SignalWorkflow(SignalSyncWaiting, SyncWaiting{Reason: "SYSTEM_UNAVAILABLE: the connector is unreachable", Phase: "relationships", Attempt: 4, Since: since})
+		env.SignalWorkflow(SyncWaitingChanged.Name, SyncWaiting{Reason: "SYSTEM_UNAVAILABLE: the connector is unreachable", Phase: "relationships", Attempt: 4, Since: since})
 		var err error
 		for i := 0; i < 100 && err == nil && during.Waiting == nil; i++ { // the signal is delivered on the workflow's own loop
 			time.Sleep(10 * time.Millisecond)
