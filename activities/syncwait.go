@@ -103,7 +103,7 @@ func (w *syncWaiter) signal(ctx context.Context, sw workflows.SyncWaiting) {
 		return
 	}
 	info := activity.GetInfo(ctx)
-	if err := w.a.Temporal.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, workflows.SignalSyncWaiting, sw); err != nil {
+	if err := workflows.SyncWaitingChanged.Send(ctx, w.a.Temporal, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, sw); err != nil {
 		w.a.Log.Warn("sync waiting state not signalled", "run_id", w.runID, "error", err)
 	}
 }

@@ -121,10 +121,8 @@ func TestOperatorsFindTheConversationInTemporal(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond)
 
 	// The state query answers for the running conversation.
-	val, err := c.QueryWorkflow(ctx, workflows.ConversationWorkflowID(agent.ID), "", workflows.QueryState)
+	st, err := workflows.ConversationState.Ask(ctx, c, workflows.ConversationWorkflowID(agent.ID), "")
 	require.NoError(t, err)
-	var st workflows.State
-	require.NoError(t, val.Get(&st))
 	assert.Equal(t, int64(2), st.LastSeq)
 }
 

@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/api/proxy"
 	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/sapagent/sapagent/internal/devstack"
 	"github.com/sapagent/sapagent/internal/payloadcodec"
 	"github.com/sapagent/sapagent/internal/secrets"
+	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -115,7 +115,7 @@ func TestConversationContentIsEncryptedInTemporal(t *testing.T) {
 		assert.True(t, bytes.Contains(plain, []byte(secret)), "%q missing from the decoded history", secret)
 	}
 	r := sdkworker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(workflows.Conversation, workflow.RegisterOptions{Name: workflows.ConversationWorkflowName})
+	workflows.RegisterWorkflows(r, tools.Default())
 	require.NoError(t, r.ReplayWorkflowHistory(nil, decoded))
 
 	// The codec endpoint: nobody without a token, no non-operator, an operator yes.

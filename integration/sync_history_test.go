@@ -68,12 +68,8 @@ func TestSyncHistories(t *testing.T) {
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		v, err := e.stack.Deps.Temporal.QueryWorkflow(ctx, workflows.SyncWorkflowID(conn.ID), cancelled, workflows.QuerySyncProgress)
+		st, err := workflows.SyncProgress.Ask(ctx, e.stack.Deps.Temporal, workflows.SyncWorkflowID(conn.ID), cancelled)
 		if err != nil {
-			return false
-		}
-		var st workflows.SyncStatus
-		if v.Get(&st) != nil {
 			return false
 		}
 		phase = st.Phase

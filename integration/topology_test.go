@@ -1058,12 +1058,7 @@ func (tp *topology) settle(agentID string, d time.Duration) bool {
 func (tp *topology) state(agentID string) (workflows.State, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var st workflows.State
-	v, err := tp.tc.QueryWorkflow(ctx, workflows.ConversationWorkflowID(agentID), "", workflows.QueryState)
-	if err == nil {
-		err = v.Get(&st)
-	}
-	return st, err
+	return workflows.ConversationState.Ask(ctx, tp.tc, workflows.ConversationWorkflowID(agentID), "")
 }
 
 func newUUID() string { return uuid.NewString() }

@@ -6,9 +6,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/sapagent/sapagent/activities"
+	"github.com/sapagent/sapagent/internal/tools"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -51,12 +51,7 @@ func Run(w sdkworker.Worker, interrupt <-chan interface{}) error {
 // Register adds the product's workflows and activities to any registry (a worker, a replayer's
 // test environment).
 func Register(w sdkworker.Registry, acts *activities.Activities) {
-	// The workflow is registered by name: the name is in every recorded history.
-	w.RegisterWorkflowWithOptions(workflows.Conversation, workflow.RegisterOptions{Name: workflows.ConversationWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.DeleteWorkspace, workflow.RegisterOptions{Name: workflows.DeleteWorkspaceWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.DeleteOrg, workflow.RegisterOptions{Name: workflows.DeleteOrgWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.SAPSync, workflow.RegisterOptions{Name: workflows.SyncWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.SAPSyncScheduled, workflow.RegisterOptions{Name: workflows.SyncScheduledWorkflowName})
+	workflows.RegisterWorkflows(w, tools.Default())
 	if acts != nil {
 		acts.Register(w)
 	}

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/sapagent/sapagent/internal/events/frames"
-	"github.com/sapagent/sapagent/internal/tools"
+	"github.com/sapagent/sapagent/internal/toolpolicy"
 )
 
 // Defaults of the loop's bounds.
@@ -48,16 +48,6 @@ const ConversationTaskTimeout = 4 * time.Second
 // DefaultIdleTimeout is used when the input leaves IdleTimeout unset.
 const DefaultIdleTimeout = 7 * 24 * time.Hour
 
-// Change IDs of workflow.GetVersion: each guards a change of commands so histories recorded
-// before it still replay (workflows/testdata).
-const (
-	versionCancelTimers = "cancel-await-timers" // idle and approval timers are cancelled when input arrives
-	versionRecordedMode = "tool-modes-recorded" // tool modes come from the model activity's result
-	versionParkQueued   = "park-queued"         // queued messages are parked in Postgres before continue-as-new
-	versionCompaction   = "compaction"          // older turns are summarised when a request left them out
-	versionDecidedBy    = "decided-by"          // approvals publish tool_approved with who decided
-)
-
 // summaryNamespace derives a summary row's ID from the turn and step it follows.
 var summaryNamespace = uuid.MustParse("9e2b7c1d-5a4f-4e3b-8d6c-1f0a2b3c4d5e")
 
@@ -77,6 +67,8 @@ type conversation struct {
 	stopReason string              // why, when it was not the user (her removal)
 	pending    []*approval         // the current approval group, in call order
 	sender     string              // the user whose message started the running turn
+
+	legacy LegacyClassifier // decides modes for runs recorded before versionRecordedMode
 }
 
 type approval struct {
@@ -88,10 +80,15 @@ type approval struct {
 	removed   bool   // rejected because its requester was removed (published even when stopped)
 }
 
-// Conversation is the workflow of one agent: the single writer of its transcript. It waits
-// for messages, answers them one turn at a time, and completes after an idle period. It never
-// fails on an outage of our own infrastructure: those activities retry until it is back.
-func Conversation(ctx workflow.Context, in ConversationInput) error {
+// conversationWorkflow is the workflow of one agent: the single writer of its transcript. It
+// waits for messages, answers them one turn at a time, and completes after an idle period. It
+// never fails on an outage of our own infrastructure: those activities retry until it is back.
+// It is registered as ConversationWorkflowName by RegisterWorkflows.
+func conversationWorkflow(legacy LegacyClassifier) func(workflow.Context, ConversationInput) error {
+	return func(ctx workflow.Context, in ConversationInput) error { return runConversation(ctx, in, legacy) }
+}
+
+func runConversation(ctx workflow.Context, in ConversationInput, legacy LegacyClassifier) error {
 	if in.IdleTimeout <= 0 {
 		in.IdleTimeout = DefaultIdleTimeout
 	}
@@ -104,7 +101,7 @@ func Conversation(ctx workflow.Context, in ConversationInput) error {
 	if in.ApprovalTimeout <= 0 {
 		in.ApprovalTimeout = DefaultApprovalTimeout
 	}
-	c := &conversation{in: in, status: StatusIdle, lastSeq: in.LastSeq, queue: in.Pending, seen: map[string]bool{}}
+	c := &conversation{in: in, status: StatusIdle, lastSeq: in.LastSeq, queue: in.Pending, seen: map[string]bool{}, legacy: legacy}
 	for _, m := range in.Pending {
 		c.seen[m.ID] = true
 	}
@@ -201,7 +198,7 @@ func (c *conversation) continueAsNew(ctx workflow.Context) error {
 	next := c.in
 	next.LastSeq = c.lastSeq
 	next.Pending = c.queue
-	return workflow.NewContinueAsNewError(ctx, Conversation, next)
+	return workflow.NewContinueAsNewError(ctx, ConversationWorkflowName, next)
 }
 
 // queued is the queue position of message id, or -1.
@@ -215,7 +212,7 @@ func (c *conversation) queued(id string) int {
 }
 
 func (c *conversation) registerHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) {
+	if err := ConversationState.SetHandler(ctx, func() (State, error) {
 		st := State{Status: c.status, LastSeq: c.lastSeq, Queued: len(c.queue), PendingApprovals: []PendingApproval{}}
 		for _, a := range c.pending {
 			if !a.decided {
@@ -226,7 +223,7 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSendMessage,
+	err := SendMessage.SetHandler(ctx,
 		func(ctx workflow.Context, m UserMessage) (SendMessageResult, error) {
 			if !c.seen[m.ID] {
 				c.seen[m.ID] = true
@@ -238,7 +235,7 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 			}
 			return SendMessageResult{MessageID: m.ID, Queued: ahead}, nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, m UserMessage) error {
+		func(ctx workflow.Context, m UserMessage) error {
 			if err := validateUserMessage(ctx, m); err != nil {
 				return err
 			}
@@ -246,11 +243,11 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 				return temporal.NewApplicationError(fmt.Sprintf("%d messages are already waiting; try again when the agent has answered", len(c.queue)), ErrTypeQueueFull)
 			}
 			return nil
-		}})
+		})
 	if err != nil {
 		return err
 	}
-	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove,
+	err = Approve.SetHandler(ctx,
 		func(ctx workflow.Context, req ApproveRequest) (ApproveResult, error) {
 			for _, d := range req.Decisions {
 				a := c.findPending(d.ToolCallID)
@@ -258,11 +255,11 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 			}
 			return ApproveResult{Remaining: c.undecided()}, nil
 		},
-		workflow.UpdateHandlerOptions{Validator: c.validateDecisions})
+		c.validateDecisions)
 	if err != nil {
 		return err
 	}
-	err = workflow.SetUpdateHandler(ctx, UpdateStop, func(ctx workflow.Context) (StopResult, error) {
+	err = StopTurn.SetHandler(ctx, func(ctx workflow.Context, _ StopRequest) (StopResult, error) {
 		if c.status == StatusIdle {
 			return StopResult{}, nil
 		}
@@ -273,17 +270,17 @@ func (c *conversation) registerHandlers(ctx workflow.Context) error {
 			c.cancelTurn()
 		}
 		return StopResult{Stopped: true}, nil
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateRemoveMember, c.removeMember,
-		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, req RemoveMemberRequest) error {
+	return RemoveMember.SetHandler(ctx, c.removeMember,
+		func(_ workflow.Context, req RemoveMemberRequest) error {
 			if strings.TrimSpace(req.UserID) == "" {
 				return errors.New("user_id is required")
 			}
 			return nil
-		}})
+		})
 }
 
 // removeMember forgets what a removed member left behind: her queued messages are dropped (and
@@ -368,7 +365,7 @@ func mayDecide(req ApproveRequest, p PendingApproval, approve bool) error {
 	if by == "" {
 		return notAllowed("the decision does not name who made it")
 	}
-	if (req.FourEyes || p.FourEyes) && p.Mode == string(tools.ConfirmBefore) {
+	if (req.FourEyes || p.FourEyes) && p.Mode == string(toolpolicy.ConfirmBefore) {
 		if by == p.RequestedBy && approve {
 			return notAllowed("this call needs a second person's approval (four eyes, the workspace's rule when it was requested or now): " +
 				"you cannot approve tool call " + p.ToolCallID + " yourself; another member must approve it (you may reject it)")
@@ -469,7 +466,7 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 	// The first message of a conversation names it, alongside the reply. Runs recorded before
 	// titles existed replay without it (GetVersion).
 	var title workflow.Future
-	if c.lastSeq == 1 && workflow.GetVersion(ctx, "title", workflow.DefaultVersion, 1) == 1 {
+	if c.lastSeq == 1 && workflow.GetVersion(ctx, versionTitle, workflow.DefaultVersion, 1) == 1 {
 		tctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			// The turn waits for its title: a lost worker must cost seconds, not the minute.
 			Summary: "title", StartToCloseTimeout: time.Minute, HeartbeatTimeout: 3 * time.Second,
@@ -516,7 +513,7 @@ func (c *conversation) runTurn(ctx workflow.Context, msg UserMessage) {
 		if len(res.ToolCalls) == 0 {
 			break
 		}
-		results := c.runTools(turnCtx, msg, res.ToolCalls, tools.Policy(tc.Policy), tc.FourEyes)
+		results := c.runTools(turnCtx, msg, res.ToolCalls, toolpolicy.Policy(tc.Policy), tc.FourEyes)
 		// Results are stored even after a stop: every call the model made gets an answer, so
 		// the transcript stays valid for the next turn.
 		if err := c.saveToolResults(ctx, results); err != nil {
@@ -609,28 +606,28 @@ func (c *conversation) modelStep(ctx workflow.Context, msg UserMessage, step int
 
 // runTools classifies a step's calls by policy, asks for approvals, and runs what may run
 // (in parallel), returning one result per call in call order.
-func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []ToolCall, policy tools.Policy, fourEyes bool) []ToolResult {
+func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []ToolCall, policy toolpolicy.Policy, fourEyes bool) []ToolResult {
 	results := make([]ToolResult, len(calls))
-	modes := make([]tools.Mode, len(calls))
+	modes := make([]toolpolicy.Mode, len(calls))
 	if workflow.GetVersion(ctx, versionRecordedMode, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		legacyModes(calls, policy, results, modes)
+		c.legacyModes(calls, policy, results, modes)
 	} else {
 		for i, call := range calls {
 			if call.Invalid != "" {
 				results[i] = ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: call.Invalid}
 				continue
 			}
-			modes[i] = tools.Mode(call.Mode)
+			modes[i] = toolpolicy.Mode(call.Mode)
 		}
 	}
 	c.pending = nil
 	// Auto calls and confirm-after calls run now; confirm-before calls wait for approval.
-	c.execute(ctx, msg, calls, results, nil, func(i int) bool { return modes[i] == tools.Auto || modes[i] == tools.ConfirmAfter })
+	c.execute(ctx, msg, calls, results, nil, func(i int) bool { return modes[i] == toolpolicy.Auto || modes[i] == toolpolicy.ConfirmAfter })
 	for i, call := range calls {
-		if modes[i] == tools.ConfirmBefore || (modes[i] == tools.ConfirmAfter && !results[i].IsError) {
+		if modes[i] == toolpolicy.ConfirmBefore || (modes[i] == toolpolicy.ConfirmAfter && !results[i].IsError) {
 			a := &approval{PendingApproval: PendingApproval{ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments,
 				Mode: string(modes[i]), RequestedBy: c.sender, FourEyes: fourEyes}}
-			if modes[i] == tools.ConfirmAfter {
+			if modes[i] == toolpolicy.ConfirmAfter {
 				r := results[i]
 				a.Result = &r
 			}
@@ -668,7 +665,7 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 	}
 	approvedBy := map[int]string{} // confirm-before calls that were approved, and by whom
 	for _, a := range c.pending {
-		if a.approved && a.Mode == string(tools.ConfirmBefore) {
+		if a.approved && a.Mode == string(toolpolicy.ConfirmBefore) {
 			approvedBy[indexOf(calls, a.ToolCallID)] = a.decidedBy
 		}
 	}
@@ -687,21 +684,15 @@ func (c *conversation) runTools(ctx workflow.Context, msg UserMessage, calls []T
 }
 
 // legacyModes decides modes in workflow code, as runs recorded before versionRecordedMode did;
-// kept only so their histories replay.
-func legacyModes(calls []ToolCall, policy tools.Policy, results []ToolResult, modes []tools.Mode) {
-	reg := tools.Default()
+// kept only so their histories replay (the retire rule is next to versionRecordedMode).
+func (c *conversation) legacyModes(calls []ToolCall, policy toolpolicy.Policy, results []ToolResult, modes []toolpolicy.Mode) {
 	for i, call := range calls {
-		def, ok := reg.Get(call.Name)
-		if !ok {
-			results[i] = ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: "unknown tool " + call.Name}
+		mode, invalid := c.legacy.Classify(call.Name, call.Arguments, policy)
+		if invalid != "" {
+			results[i] = ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: invalid}
 			continue
 		}
-		args, err := def.ParseArguments(call.Arguments)
-		if err != nil {
-			results[i] = ToolResult{ToolCallID: call.ID, Name: call.Name, IsError: true, Content: err.Error()}
-			continue
-		}
-		modes[i] = tools.Decide(def, args, policy)
+		modes[i] = mode
 	}
 }
 

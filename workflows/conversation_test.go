@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/sapagent/sapagent/internal/tools"
 )
 
 // recorder stands in for the activities and remembers what the workflow asked of them.
@@ -77,7 +79,7 @@ func (r *recorder) register(env *testsuite.TestWorkflowEnvironment) {
 func newEnv(t *testing.T, r *recorder) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(Conversation)
+	RegisterWorkflows(env, tools.Default())
 	r.register(env)
 	return env
 }
@@ -89,17 +91,9 @@ type updateResult struct {
 
 func send(env *testsuite.TestWorkflowEnvironment, after time.Duration, id, content string, out *updateResult) {
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(UpdateSendMessage, id, &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { out.err = err },
-			OnComplete: func(v interface{}, err error) {
-				if err != nil {
-					out.err = err
-					return
-				}
-				out.res = v.(SendMessageResult)
-			},
-		}, UserMessage{ID: id, Content: content, UserID: "alice"})
+		sendUpdate(env, SendMessage, id, UserMessage{ID: id, Content: content, UserID: "alice"}, func(res SendMessageResult, err error) {
+			out.res, out.err = res, err
+		})
 	}, after)
 }
 
@@ -110,7 +104,7 @@ func TestMessageRunsOneTurnThenIdlesAndCompletes(t *testing.T) {
 	id := uuid.NewString()
 	send(env, time.Second, id, "hello", &first)
 
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
 
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError(), "an idle conversation completes cleanly")
@@ -133,7 +127,7 @@ func TestMessagesArrivingDuringATurnAreAnsweredInOrder(t *testing.T) {
 	send(env, time.Second, uuid.NewString(), "one", &a)
 	send(env, time.Second, uuid.NewString(), "two", &b)
 	send(env, time.Second, uuid.NewString(), "three", &c)
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"load", "begin:one", "reply", "begin:two", "reply", "begin:three", "reply", "status:idle"}, r.calls)
 	assert.Equal(t, 2, c.res.Queued, "the third message waits behind two")
@@ -146,7 +140,7 @@ func TestDuplicateMessageIDIsQueuedOnce(t *testing.T) {
 	var a, b updateResult
 	send(env, time.Second, id, "same", &a)
 	send(env, time.Second, id, "same", &b)
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"load", "begin:same", "reply", "status:idle"}, r.calls)
 }
@@ -157,7 +151,7 @@ func TestValidatorRejectsEmptyAndBadlyIdentifiedMessages(t *testing.T) {
 	var empty, badID updateResult
 	send(env, time.Second, uuid.NewString(), "   ", &empty)
 	send(env, time.Second, "not-a-uuid", "hi", &badID)
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	require.Error(t, empty.err)
 	assert.Contains(t, empty.err.Error(), "empty")
@@ -170,7 +164,7 @@ func TestModelFailureIsReportedAndTheConversationStaysUsable(t *testing.T) {
 	env := newEnv(t, r)
 	var a updateResult
 	send(env, time.Second, uuid.NewString(), "too much", &a)
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"load", "begin:too much", "reply", "error", "status:idle"}, r.calls)
 }
@@ -179,7 +173,7 @@ func TestContinuedRunKeepsNumberingAndPendingMessages(t *testing.T) {
 	r := &recorder{}
 	env := newEnv(t, r)
 	pending := UserMessage{ID: uuid.NewString(), Content: "carried over"}
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour, LastSeq: 10, Pending: []UserMessage{pending}})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour, LastSeq: 10, Pending: []UserMessage{pending}})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"begin:carried over", "reply", "status:idle"}, r.calls, "no reload when the seq is carried")
 	assert.Equal(t, int64(11), r.begins[0].Seq)
@@ -191,7 +185,7 @@ func TestMessageAnsweredByAnEarlierRunGetsNoSecondTurn(t *testing.T) {
 	env := newEnv(t, r)
 	var a updateResult
 	send(env, time.Second, id, "sent again after continue-as-new", &a)
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, a.err)
 	assert.Equal(t, []string{"load", "begin:sent again after continue-as-new", "status:idle"}, r.calls, "no model call, no ghost turn")
@@ -203,7 +197,7 @@ func TestModelOutagesAreTriedAgainWithinTheModelBudget(t *testing.T) {
 	env := newEnv(t, r)
 	var a updateResult
 	send(env, time.Second, uuid.NewString(), "hi", &a)
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"load", "begin:hi", "reply", "reply", "reply", "status:idle"}, r.calls, "answered on the third try")
 	require.Len(t, r.turns, 3)
@@ -213,7 +207,7 @@ func TestModelOutagesAreTriedAgainWithinTheModelBudget(t *testing.T) {
 	r = &recorder{storedSeq: 2, replyErr: unavailable()}
 	env = newEnv(t, r)
 	send(env, time.Second, uuid.NewString(), "hi", &a)
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"load", "begin:hi", "reply", "reply", "reply", "error", "status:idle"}, r.calls, "three tries, then the error")
 }
@@ -239,7 +233,7 @@ func TestOutagesOfOurOwnServicesAreWaitedOutNotDropped(t *testing.T) {
 	})
 	var a updateResult
 	send(env, time.Second, uuid.NewString(), "during the outage", &a)
-	env.ExecuteWorkflow(Conversation, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
+	env.ExecuteWorkflow(ConversationWorkflowName, ConversationInput{AgentID: "a1", IdleTimeout: time.Hour})
 	require.NoError(t, env.GetWorkflowError(), "an outage never fails the conversation")
 	assert.Equal(t, []string{"begin:during the outage", "reply", "status:idle"}, r.calls)
 	require.Len(t, r.turns, 1)

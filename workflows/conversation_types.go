@@ -9,15 +9,8 @@ import (
 	"github.com/sapagent/sapagent/internal/events/frames"
 )
 
-// Names of the conversation workflow's handlers, shared by the API and the workflow.
-const (
-	ConversationWorkflowName = "Conversation"
-	UpdateSendMessage        = "send_message"
-	UpdateApprove            = "approve"
-	UpdateStop               = "stop"
-	UpdateRemoveMember       = "remove_member"
-	QueryState               = "state"
-)
+// ConversationWorkflowName is the conversation workflow's type; its updates and query are in handler.go.
+const ConversationWorkflowName = "Conversation"
 
 // Application error types the update validators return; the API maps them to statuses.
 const (
@@ -181,6 +174,10 @@ type ApproveRequest struct {
 type ApproveResult struct {
 	Remaining int `json:"remaining"`
 }
+
+// StopRequest asks to stop the running turn; it carries nothing (histories recorded before
+// the typed updates hold stop updates without an argument, which decode to it).
+type StopRequest struct{}
 
 // StopResult says whether a running turn was stopped.
 type StopResult struct {

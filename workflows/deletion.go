@@ -14,8 +14,6 @@ import (
 const (
 	DeleteWorkspaceWorkflowName = "DeleteWorkspace"
 	DeleteOrgWorkflowName       = "DeleteOrg"
-	// QueryDeletion answers the deletion's DeletionStatus.
-	QueryDeletion = "deletion"
 )
 
 // Deletion kinds, as in the workflow ID and the status URL.
@@ -112,7 +110,7 @@ func deletionActivities(ctx workflow.Context) workflow.Context {
 // DeleteWorkspace removes a workspace and everything of it.
 func DeleteWorkspace(ctx workflow.Context, in DeletionInput) (DeletionStatus, error) {
 	st := DeletionStatus{Kind: DeletionWorkspace, ID: in.ID, OrgID: in.OrgID, RequestedBy: in.RequestedBy, Step: StepHiding}
-	if err := workflow.SetQueryHandler(ctx, QueryDeletion, func() (DeletionStatus, error) { return st, nil }); err != nil {
+	if err := DeletionProgress.SetHandler(ctx, func() (DeletionStatus, error) { return st, nil }); err != nil {
 		return st, err
 	}
 	ctx = deletionActivities(ctx)
@@ -120,7 +118,7 @@ func DeleteWorkspace(ctx workflow.Context, in DeletionInput) (DeletionStatus, er
 	if err := MarkDeleting.Run(ctx, target); err != nil {
 		return st, err
 	}
-	if workflow.GetVersion(ctx, "stop-syncs", workflow.DefaultVersion, 1) == 1 {
+	if workflow.GetVersion(ctx, versionStopSyncs, workflow.DefaultVersion, 1) == 1 {
 		if err := StopWorkspaceSyncs.Run(ctx, in.ID); err != nil {
 			return st, err
 		}
@@ -185,7 +183,7 @@ func deleteWorkspaceContent(ctx workflow.Context, workspaceID string, st *Deleti
 // (delete/org/<org>/workspace/<id>), then the org's rows.
 func DeleteOrg(ctx workflow.Context, in DeletionInput) (DeletionStatus, error) {
 	st := DeletionStatus{Kind: DeletionOrg, ID: in.ID, OrgID: in.ID, RequestedBy: in.RequestedBy, Step: StepHiding}
-	if err := workflow.SetQueryHandler(ctx, QueryDeletion, func() (DeletionStatus, error) { return st, nil }); err != nil {
+	if err := DeletionProgress.SetHandler(ctx, func() (DeletionStatus, error) { return st, nil }); err != nil {
 		return st, err
 	}
 	actx := deletionActivities(ctx)

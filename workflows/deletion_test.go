@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
+
+	"github.com/sapagent/sapagent/internal/tools"
 )
 
 // deletionLog records the deletion's steps; the first DeleteWorkspaceFiles fails as an outage would.
@@ -26,7 +27,7 @@ func (l *deletionLog) add(s string) {
 }
 
 func (l *deletionLog) register(env *testsuite.TestWorkflowEnvironment) {
-	env.RegisterWorkflowWithOptions(DeleteWorkspace, workflow.RegisterOptions{Name: DeleteWorkspaceWorkflowName})
+	RegisterWorkflows(env, tools.Default())
 	MarkDeleting.Register(env, func(_ context.Context, t DeletionTarget) error { l.add("mark " + t.Kind + " " + t.ID); return nil })
 	ListOrgWorkspaces.Register(env, func(context.Context, string) ([]string, error) { return []string{"w1", "w2"}, nil })
 	ListWorkspaceAgents.Register(env, func(_ context.Context, ws string) ([]string, error) { return []string{ws + "-a"}, nil })

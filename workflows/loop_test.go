@@ -98,7 +98,7 @@ func (f *loopFakes) register(env *testsuite.TestWorkflowEnvironment) {
 func newLoopEnv(f *loopFakes) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(Conversation)
+	RegisterWorkflows(env, tools.Default())
 	f.register(env)
 	return env
 }
@@ -119,22 +119,18 @@ func approveAt(env *testsuite.TestWorkflowEnvironment, at time.Duration, out *up
 
 func approveAs(env *testsuite.TestWorkflowEnvironment, at time.Duration, out *updateResult, req ApproveRequest) {
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(UpdateApprove, uuid.NewString(), &testsuite.TestUpdateCallback{
-			OnAccept: func() {}, OnReject: func(err error) { out.err = err },
-			OnComplete: func(_ interface{}, err error) {
-				if err != nil {
-					out.err = err
-				}
-			},
-		}, req)
+		sendUpdate(env, Approve, uuid.NewString(), req, func(_ ApproveResult, err error) {
+			if err != nil {
+				out.err = err
+			}
+		})
 	}, at)
 }
 
 func stateAt(env *testsuite.TestWorkflowEnvironment, at time.Duration, out *State) {
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(QueryState)
-		if err == nil {
-			_ = v.Get(out)
+		if st, err := ask(env, ConversationState); err == nil {
+			*out = st
 		}
 	}, at)
 }
@@ -144,7 +140,7 @@ func run(env *testsuite.TestWorkflowEnvironment, in ConversationInput) {
 	if in.IdleTimeout == 0 {
 		in.IdleTimeout = 100 * time.Hour
 	}
-	env.ExecuteWorkflow(Conversation, in)
+	env.ExecuteWorkflow(ConversationWorkflowName, in)
 }
 
 func TestApprovedWriteRunsAndTheLoopContinues(t *testing.T) {
@@ -285,8 +281,7 @@ func TestStopWhileWaitingForApprovalAnswersEveryCall(t *testing.T) {
 	sendAt(env, time.Second, "save it")
 	var stop StopResult
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(UpdateStop, "stop-1", &testsuite.TestUpdateCallback{OnAccept: func() {}, OnReject: func(error) {},
-			OnComplete: func(v interface{}, _ error) { stop = v.(StopResult) }})
+		sendUpdate(env, StopTurn, "stop-1", StopRequest{}, func(res StopResult, _ error) { stop = res })
 	}, time.Minute)
 	run(env, ConversationInput{})
 	require.NoError(t, env.GetWorkflowError())
@@ -305,8 +300,7 @@ func TestStopWhileStreamingCancelsTheModel(t *testing.T) {
 	sendAt(env, time.Second, "long answer")
 	var stop StopResult
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(UpdateStop, "stop-1", &testsuite.TestUpdateCallback{OnAccept: func() {}, OnReject: func(error) {},
-			OnComplete: func(v interface{}, _ error) { stop = v.(StopResult) }})
+		sendUpdate(env, StopTurn, "stop-1", StopRequest{}, func(res StopResult, _ error) { stop = res })
 	}, time.Second+100*time.Millisecond)
 	sendAt(env, time.Second+200*time.Millisecond, "next question")
 	run(env, ConversationInput{})
@@ -405,8 +399,7 @@ func TestStopDuringTurnStartEndsTheTurnBeforeTheModel(t *testing.T) {
 	sendAt(env, time.Second, "hello")
 	var stop StopResult
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(UpdateStop, "stop-1", &testsuite.TestUpdateCallback{OnAccept: func() {}, OnReject: func(error) {},
-			OnComplete: func(v interface{}, _ error) { stop = v.(StopResult) }})
+		sendUpdate(env, StopTurn, "stop-1", StopRequest{}, func(res StopResult, _ error) { stop = res })
 	}, time.Second+time.Millisecond)
 	run(env, ConversationInput{})
 	require.NoError(t, env.GetWorkflowError())

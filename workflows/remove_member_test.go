@@ -38,23 +38,15 @@ func (r *removal) register(env *testsuite.TestWorkflowEnvironment, f *loopFakes)
 
 func sendAs(env *testsuite.TestWorkflowEnvironment, at time.Duration, user, id, content string) {
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(UpdateSendMessage, id, &testsuite.TestUpdateCallback{OnAccept: func() {}, OnReject: func(error) {}, OnComplete: func(interface{}, error) {}},
-			UserMessage{ID: id, Content: content, UserID: user})
+		sendUpdate(env, SendMessage, id, UserMessage{ID: id, Content: content, UserID: user}, func(SendMessageResult, error) {})
 	}, at)
 }
 
 func removeAt(env *testsuite.TestWorkflowEnvironment, at time.Duration, user string, out *RemoveMemberResult, outErr *error) {
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(UpdateRemoveMember, uuid.NewString(), &testsuite.TestUpdateCallback{
-			OnAccept: func() {}, OnReject: func(err error) { *outErr = err },
-			OnComplete: func(v interface{}, err error) {
-				if err != nil {
-					*outErr = err
-					return
-				}
-				*out = v.(RemoveMemberResult)
-			},
-		}, RemoveMemberRequest{UserID: user})
+		sendUpdate(env, RemoveMember, uuid.NewString(), RemoveMemberRequest{UserID: user}, func(res RemoveMemberResult, err error) {
+			*out, *outErr = res, err
+		})
 	}, at)
 }
 

@@ -6,7 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
+
+	"github.com/sapagent/sapagent/internal/tools"
 )
 
 // TestRecordedHistoriesReplay replays every history recorded from a real run (see
@@ -19,11 +20,7 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(Conversation, workflow.RegisterOptions{Name: ConversationWorkflowName})
-			r.RegisterWorkflowWithOptions(DeleteWorkspace, workflow.RegisterOptions{Name: DeleteWorkspaceWorkflowName})
-			r.RegisterWorkflowWithOptions(DeleteOrg, workflow.RegisterOptions{Name: DeleteOrgWorkflowName})
-			r.RegisterWorkflowWithOptions(SAPSync, workflow.RegisterOptions{Name: SyncWorkflowName})
-			r.RegisterWorkflowWithOptions(SAPSyncScheduled, workflow.RegisterOptions{Name: SyncScheduledWorkflowName})
+			RegisterWorkflows(r, tools.Default())
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}

@@ -19,11 +19,6 @@ import (
 const (
 	SyncWorkflowName          = "SAPSync"
 	SyncScheduledWorkflowName = "SAPSyncScheduled"
-	// QuerySyncProgress answers the run's SyncStatus (the Temporal UI's query tab).
-	QuerySyncProgress = "progress"
-	// SignalSyncWaiting is how a phase activity tells the run that the connector fails and it
-	// is retried (SyncWaiting), or that pages arrive again (Attempt 0).
-	SignalSyncWaiting = "sync_waiting"
 )
 
 // SyncWaiting is what a run waits for while the connector fails: the connector's failure
@@ -177,7 +172,7 @@ func syncActivities(ctx workflow.Context) workflow.Context {
 // SAPSync runs one sync.
 func SAPSync(ctx workflow.Context, in SyncInput) (SyncStatus, error) {
 	st := SyncStatus{ConnectionID: in.ConnectionID, Mode: in.Mode, Trigger: in.Trigger, Status: SyncRunning, Phase: "starting"}
-	if err := workflow.SetQueryHandler(ctx, QuerySyncProgress, func() (SyncStatus, error) { return st, nil }); err != nil {
+	if err := SyncProgress.SetHandler(ctx, func() (SyncStatus, error) { return st, nil }); err != nil {
 		return st, err
 	}
 	actx := syncActivities(ctx)
@@ -203,10 +198,9 @@ type syncRun struct {
 // followWaiting keeps the run's waiting state from its activities' signals. Receiving a
 // signal is no command, so histories recorded before this replay unchanged.
 func (s *syncRun) followWaiting(ctx workflow.Context) {
-	ch := workflow.GetSignalChannel(ctx, SignalSyncWaiting)
 	for {
-		var w SyncWaiting
-		if !ch.Receive(ctx, &w) {
+		w, ok := SyncWaitingChanged.Receive(ctx)
+		if !ok {
 			return
 		}
 		if s.st.Status != SyncRunning {

@@ -13,10 +13,10 @@ import (
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
+
+	"github.com/sapagent/sapagent/internal/tools"
 )
 
 // syncFakes stand in for the sync's activities (registered through the typed contracts, so
@@ -84,8 +84,7 @@ func (f *syncFakes) phase(kind string) func(context.Context, PhaseInput) (PhaseR
 }
 
 func (f *syncFakes) register(env *testsuite.TestWorkflowEnvironment) {
-	env.RegisterWorkflowWithOptions(SAPSync, workflow.RegisterOptions{Name: SyncWorkflowName})
-	env.RegisterWorkflowWithOptions(SAPSyncScheduled, workflow.RegisterOptions{Name: SyncScheduledWorkflowName})
+	RegisterWorkflows(env, tools.Default())
 	StartSyncRun.Register(env, func(_ context.Context, in SyncInput) (SyncStart, error) {
 		f.note("start " + in.Mode)
 		f.mu.Lock()
@@ -339,11 +338,7 @@ func TestProgressQueryWhileAPhaseRuns(t *testing.T) {
 	var during SyncStatus
 	var queryErr error
 	f.during["custom_code"] = func(context.Context) error {
-		v, err := env.QueryWorkflow(QuerySyncProgress)
-		if err == nil {
-			err = v.Get(&during)
-		}
-		queryErr = err
+		during, queryErr = ask(env, SyncProgress)
 		return nil
 	}
 	env.ExecuteWorkflow(SAPSync, syncInput("full"))
@@ -434,14 +429,11 @@ func TestWaitingSignalShowsInTheProgressAndTheDetails(t *testing.T) {
 	var details string
 	var queryErr error
 	f.during["relationships"] = func(context.Context) error {
-		env.SignalWorkflow(SignalSyncWaiting, SyncWaiting{Reason: "SYSTEM_UNAVAILABLE: the connector is unreachable", Phase: "relationships", Attempt: 4, Since: since})
+		env.SignalWorkflow(SyncWaitingChanged.Name, SyncWaiting{Reason: "SYSTEM_UNAVAILABLE: the connector is unreachable", Phase: "relationships", Attempt: 4, Since: since})
 		var err error
 		for i := 0; i < 100 && err == nil && during.Waiting == nil; i++ { // the signal is delivered on the workflow's own loop
 			time.Sleep(10 * time.Millisecond)
-			var v converter.EncodedValue
-			if v, err = env.QueryWorkflow(QuerySyncProgress); err == nil {
-				err = v.Get(&during)
-			}
+			during, err = ask(env, SyncProgress)
 		}
 		if err == nil {
 			details, err = currentDetails(env)

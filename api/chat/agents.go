@@ -290,19 +290,8 @@ func (s *Conversations) deliver(ctx context.Context, agent store.Agent, user str
 	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
 	defer cancel()
 	start := s.Temporal.NewWithStartWorkflowOperation(s.conversationStart(agent), workflows.ConversationWorkflowName, s.conversationInput(agent))
-	handle, err := s.Temporal.UpdateWithStartWorkflow(tctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: start,
-		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID:     msgID.String(),
-			UpdateName:   workflows.UpdateSendMessage,
-			Args:         []any{workflows.UserMessage{ID: msgID.String(), Content: req.Content, UserID: user, Attachments: attachments}},
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		},
-	})
-	var res workflows.SendMessageResult
-	if err == nil {
-		err = handle.Get(tctx, &res)
-	}
+	res, err := workflows.SendMessage.UpdateWithStart(tctx, s.Temporal, start, msgID.String(),
+		workflows.UserMessage{ID: msgID.String(), Content: req.Content, UserID: user, Attachments: attachments})
 	if err != nil {
 		return s.updateOutcome(ctx, err, "deliver message")
 	}
@@ -460,8 +449,10 @@ func (s *Conversations) decide(ctx context.Context, agent store.Agent, user stri
 	}
 	up := workflows.ApproveRequest{Decisions: req.Decisions, DecidedBy: user, DeciderIsAdmin: w.Role == store.RoleAdmin,
 		AdminsMayApprove: w.AdminsMayApprove, FourEyes: w.FourEyes}
-	var res workflows.ApproveResult
-	if err := s.update(ctx, agent, workflows.UpdateApprove, up, &res); err != nil {
+	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
+	defer cancel()
+	res, err := workflows.Approve.Do(tctx, s.Temporal, workflows.ConversationWorkflowID(agent.ID.String()), up)
+	if err != nil {
 		return s.updateOutcome(ctx, err, "approve")
 	}
 	return outcome{http.StatusOK, res}
@@ -477,8 +468,10 @@ func (s *Conversations) stopTurn(c *gin.Context) {
 }
 
 func (s *Conversations) stop(ctx context.Context, agent store.Agent) outcome {
-	var res workflows.StopResult
-	if err := s.update(ctx, agent, workflows.UpdateStop, nil, &res); err != nil {
+	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
+	defer cancel()
+	res, err := workflows.StopTurn.Do(tctx, s.Temporal, workflows.ConversationWorkflowID(agent.ID.String()), workflows.StopRequest{})
+	if err != nil {
 		var notFoundErr *serviceerror.NotFound
 		if errors.As(err, &notFoundErr) { // no running conversation: nothing to stop
 			return outcome{http.StatusOK, workflows.StopResult{}}
@@ -486,24 +479,6 @@ func (s *Conversations) stop(ctx context.Context, agent store.Agent) outcome {
 		return s.updateOutcome(ctx, err, "stop")
 	}
 	return outcome{http.StatusOK, res}
-}
-
-// update sends an update to the agent's running conversation and waits (at most
-// TemporalTimeout) for its result.
-func (s *Conversations) update(ctx context.Context, agent store.Agent, name string, arg any, out any) error {
-	ctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
-	defer cancel()
-	opts := client.UpdateWorkflowOptions{
-		WorkflowID: workflows.ConversationWorkflowID(agent.ID.String()), UpdateName: name, WaitForStage: client.WorkflowUpdateStageCompleted,
-	}
-	if arg != nil {
-		opts.Args = []any{arg}
-	}
-	h, err := s.Temporal.UpdateWorkflow(ctx, opts)
-	if err != nil {
-		return err
-	}
-	return h.Get(ctx, out)
 }
 
 // listApprovals returns the calls waiting for the user's decision (empty when none).
@@ -515,15 +490,10 @@ func (s *Conversations) listApprovals(c *gin.Context) {
 	pending := []workflows.PendingApproval{}
 	if agent.Status == workflows.StatusWaiting {
 		ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
-		v, err := s.Temporal.QueryWorkflow(ctx, workflows.ConversationWorkflowID(agent.ID.String()), "", workflows.QueryState)
+		st, err := workflows.ConversationState.Ask(ctx, s.Temporal, workflows.ConversationWorkflowID(agent.ID.String()), "")
 		cancel()
 		if err != nil {
 			respond(c, s.updateOutcome(c.Request.Context(), err, "query approvals"))
-			return
-		}
-		var st workflows.State
-		if err := v.Get(&st); err != nil {
-			httpx.Unavailable(c, "the workflow service")
 			return
 		}
 		pending = st.PendingApprovals

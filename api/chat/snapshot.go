@@ -45,11 +45,8 @@ func (s *Streams) snapshot(ctx context.Context, agent store.Agent, topic string,
 	status, pending := fresh.Status, []workflows.PendingApproval{}
 	if fresh.Status != workflows.StatusIdle {
 		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		if v, err := s.Temporal.QueryWorkflow(qctx, workflows.ConversationWorkflowID(agent.ID.String()), "", workflows.QueryState); err == nil {
-			var st workflows.State
-			if v.Get(&st) == nil {
-				status, pending = st.Status, st.PendingApprovals
-			}
+		if st, err := workflows.ConversationState.Ask(qctx, s.Temporal, workflows.ConversationWorkflowID(agent.ID.String()), ""); err == nil {
+			status, pending = st.Status, st.PendingApprovals
 		}
 		cancel()
 	}

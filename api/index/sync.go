@@ -216,11 +216,8 @@ func (s *Syncs) getSyncRun(c *gin.Context) {
 	if run.Status == workflows.SyncRunning {
 		ctx, cancel := httpx.TemporalContext(c.Request.Context(), s.TemporalTimeout)
 		defer cancel()
-		if v, err := s.Temporal.QueryWorkflow(ctx, run.WorkflowID, run.WorkflowRunID, workflows.QuerySyncProgress); err == nil {
-			var st workflows.SyncStatus
-			if v.Get(&st) == nil {
-				body["progress"] = st
-			}
+		if st, err := workflows.SyncProgress.Ask(ctx, s.Temporal, run.WorkflowID, run.WorkflowRunID); err == nil {
+			body["progress"] = st
 		}
 	}
 	c.JSON(http.StatusOK, body)

@@ -119,11 +119,7 @@ func (s deletions) getDeletion(c *gin.Context) {
 	wfID := workflows.DeletionWorkflowID(kind, id.String())
 	tctx, cancel := httpx.TemporalContext(ctx, s.TemporalTimeout)
 	defer cancel()
-	v, err := s.Temporal.QueryWorkflow(tctx, wfID, "", workflows.QueryDeletion)
-	var st workflows.DeletionStatus
-	if err == nil {
-		err = v.Get(&st)
-	}
+	st, err := workflows.DeletionProgress.Ask(tctx, s.Temporal, wfID, "")
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
 	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/workflows"
@@ -51,14 +50,7 @@ func (s *Handler) forgetMember(ctx context.Context, workspaces []uuid.UUID, user
 func (s *Handler) tellRemoved(parent context.Context, agentID uuid.UUID, user string) {
 	ctx, cancel := httpx.TemporalContext(parent, s.TemporalTimeout)
 	defer cancel()
-	h, err := s.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.ConversationWorkflowID(agentID.String()), UpdateName: workflows.UpdateRemoveMember,
-		Args: []any{workflows.RemoveMemberRequest{UserID: user}}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	var res workflows.RemoveMemberResult
-	if err == nil {
-		err = h.Get(ctx, &res)
-	}
+	res, err := workflows.RemoveMember.Do(ctx, s.Temporal, workflows.ConversationWorkflowID(agentID.String()), workflows.RemoveMemberRequest{UserID: user})
 	var notFound *serviceerror.NotFound
 	switch {
 	case errors.As(err, &notFound): // not running: nothing of hers is waiting

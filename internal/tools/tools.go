@@ -16,30 +16,25 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/sapagent/sapagent/internal/toolpolicy"
 )
 
-// Mode says when a human must confirm a call (seed 001 "Tool Categories by Policy").
-type Mode string
-
-const (
-	// Auto runs without asking.
-	Auto Mode = "auto"
-	// ConfirmBefore asks before running (writes).
-	ConfirmBefore Mode = "confirm_before_execution"
-	// ConfirmAfter runs, shows the result, and lets the model see it only once approved.
-	ConfirmAfter Mode = "confirm_after_execution"
+// Mode and Policy are declared in toolpolicy, which workflow code can import without the tools;
+// the aliases keep this package's vocabulary for everyone else.
+type (
+	Mode   = toolpolicy.Mode
+	Policy = toolpolicy.Policy
 )
 
-// Policy is a user's per-workspace choice of how much runs without asking.
-type Policy string
-
 const (
-	// AskEveryTime confirms every call before it runs.
-	AskEveryTime Policy = "ask_every_time"
-	// ReadsOnly runs reads automatically and asks for writes (the default).
-	ReadsOnly Policy = "run_reads_only"
-	// RunEverything runs every call without asking.
-	RunEverything Policy = "run_everything"
+	Auto          = toolpolicy.Auto
+	ConfirmBefore = toolpolicy.ConfirmBefore
+	ConfirmAfter  = toolpolicy.ConfirmAfter
+
+	AskEveryTime  = toolpolicy.AskEveryTime
+	ReadsOnly     = toolpolicy.ReadsOnly
+	RunEverything = toolpolicy.RunEverything
 )
 
 // ValidPolicy reports whether p is a known policy.
