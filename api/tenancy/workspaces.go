@@ -117,7 +117,12 @@ func (s *Handler) updateWorkspace(c *gin.Context) {
 		s.Access.StoreFailed(c, err, "workspace")
 		return
 	}
-	s.getWorkspace(c)
+	// The workspace the middleware loaded is from before the update: answer with the new one.
+	fresh, ok := s.Access.WorkspaceByID(c, w.ID, false)
+	if !ok {
+		return
+	}
+	c.JSON(http.StatusOK, fresh)
 }
 
 func (s *Handler) listWorkspaceMembers(c *gin.Context) {
