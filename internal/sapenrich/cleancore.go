@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-
 	"github.com/sapagent/sapagent/internal/cleancore"
 	"github.com/sapagent/sapagent/internal/sapindex"
 )

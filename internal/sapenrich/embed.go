@@ -7,7 +7,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-
 	"github.com/sapagent/sapagent/internal/sapindex"
 )
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
 )
 
 type pkgObject struct {
