@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sapagent/sapagent/internal/cleancore"
+	"github.com/sapagent/sapagent/internal/sapindex"
 )
 
 // The expected levels below were checked by hand against ../shared/data/cloudification/
@@ -151,7 +152,7 @@ func TestCleanCoreLevelsCoverAToDWithTies(t *testing.T) {
 	_, err = AnalyzeCleanCore(ctx, l.x(), l.scope, CleanCoreOptions{}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, got, readLevels(t, l))
-	dist, err := l.x().CleanCoreDistribution(ctx, l.scope.scoped())
+	dist, err := l.x().LevelCounts(ctx, sapindex.Graph{ConnectionID: l.scope.ConnectionID, Generation: l.scope.Generation}, "")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{"A": 3, "B": 1, "C": 2, "D": 1}, dist)
 }

@@ -110,22 +110,6 @@ func (x *Index) OwnObjectNames(ctx context.Context, s Scoped) ([]string, error) 
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// CleanCoreDistribution counts the generation's analysed objects per level, A–D always present
-// (Counts.CleanCore, the dashboard).
-func (x *Index) CleanCoreDistribution(ctx context.Context, s Scoped) (map[string]int64, error) {
-	rows, err := x.Pool.Query(ctx, `SELECT level, count(*) FROM clean_core_analysis
-		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 GROUP BY level`,
-		s.ConnectionID, s.WorkspaceID, s.Generation)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]int64{"A": 0, "B": 0, "C": 0, "D": 0}
-	var level string
-	var n int64
-	_, err = pgx.ForEachRow(rows, []any{&level, &n}, func() error { out[level] = n; return nil })
-	return out, err
-}
-
 // DocInputHash is the input hash a generated doc was last written from (nil: no such doc).
 func (x *Index) DocInputHash(ctx context.Context, s Scoped, kind, subject string) ([]byte, error) {
 	var h []byte
