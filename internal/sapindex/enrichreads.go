@@ -52,8 +52,22 @@ func (x *Index) CountCustomPackages(ctx context.Context, s Selection) (int64, er
 // Relationships are an object's relationship items as parallel lists, in item order
 // ("" where an item lacks the field).
 type Relationships struct {
-	ToTypes, Tos, Kinds, Usages []string
-	Lines                       []string // set by CustomObjectUsages only
+	ToTypes, Tos, Kinds, Usages, Lines []string
+}
+
+// relationshipsOf aggregates the relationships of the object in alias into parallel arrays
+// (to_types, tos, kinds, usages, lines): a correlated lookup on the primary key, one index
+// probe per object.
+func relationshipsOf(alias string) string {
+	return `(SELECT
+			coalesce(array_agg(coalesce(r.data->>'to_type', '') ORDER BY r.item_key), '{}') AS to_types,
+			coalesce(array_agg(coalesce(r.data->>'to', '') ORDER BY r.item_key), '{}') AS tos,
+			coalesce(array_agg(coalesce(r.data->>'kind', '') ORDER BY r.item_key), '{}') AS kinds,
+			coalesce(array_agg(coalesce(r.data->>'usage', '') ORDER BY r.item_key), '{}') AS usages,
+			coalesce(array_agg(coalesce(r.data->>'line', '') ORDER BY r.item_key), '{}') AS lines
+		FROM workspace_sap_index r
+		WHERE r.connection_id = ` + alias + `.connection_id AND r.generation = ` + alias + `.generation AND r.phase = 'relationships'
+			AND r.object_type = ` + alias + `.object_type AND r.object_name = ` + alias + `.object_name)`
 }
 
 // ObjectUsages is a custom object with its relationships.
@@ -68,15 +82,7 @@ type ObjectUsages struct {
 func (x *Index) CustomObjectUsages(ctx context.Context, s Selection, fn func(ObjectUsages) error) error {
 	rows, err := x.Pool.Query(ctx, `SELECT o.object_type, o.object_name, o.package, rel.to_types, rel.tos, rel.kinds, rel.usages, rel.lines
 		FROM workspace_sap_index o
-		CROSS JOIN LATERAL (SELECT
-				coalesce(array_agg(coalesce(r.data->>'to_type', '') ORDER BY r.item_key), '{}') AS to_types,
-				coalesce(array_agg(coalesce(r.data->>'to', '') ORDER BY r.item_key), '{}') AS tos,
-				coalesce(array_agg(coalesce(r.data->>'kind', '') ORDER BY r.item_key), '{}') AS kinds,
-				coalesce(array_agg(coalesce(r.data->>'usage', '') ORDER BY r.item_key), '{}') AS usages,
-				coalesce(array_agg(coalesce(r.data->>'line', '') ORDER BY r.item_key), '{}') AS lines
-			FROM workspace_sap_index r
-			WHERE r.connection_id = o.connection_id AND r.generation = o.generation AND r.phase = 'relationships'
-				AND r.object_type = o.object_type AND r.object_name = o.object_name) rel
+		CROSS JOIN LATERAL `+relationshipsOf("o")+` rel
 		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
 		ChangedFilter("o")+`
 		ORDER BY o.object_type, o.object_name`, s.args()...)
@@ -205,15 +211,8 @@ func (x *Index) PackageObjects(ctx context.Context, s Selection, afterPkg, after
 		SELECT p.package, p.object_type, p.object_name, p.description, p.fields,
 			coalesce((SELECT a.level FROM clean_core_analysis a WHERE a.connection_id = p.connection_id
 				AND a.generation = p.generation AND a.object_type = p.object_type AND a.object_name = p.object_name), ''),
-			rel.to_types, rel.tos, rel.kinds, rel.usages
-		FROM page p CROSS JOIN LATERAL (SELECT
-				coalesce(array_agg(coalesce(r.data->>'to_type', '') ORDER BY r.item_key), '{}') AS to_types,
-				coalesce(array_agg(coalesce(r.data->>'to', '') ORDER BY r.item_key), '{}') AS tos,
-				coalesce(array_agg(coalesce(r.data->>'kind', '') ORDER BY r.item_key), '{}') AS kinds,
-				coalesce(array_agg(coalesce(r.data->>'usage', '') ORDER BY r.item_key), '{}') AS usages
-			FROM workspace_sap_index r
-			WHERE r.connection_id = p.connection_id AND r.generation = p.generation AND r.phase = 'relationships'
-				AND r.object_type = p.object_type AND r.object_name = p.object_name) rel
+			rel.to_types, rel.tos, rel.kinds, rel.usages, rel.lines
+		FROM page p CROSS JOIN LATERAL `+relationshipsOf("p")+` rel
 		ORDER BY p.package, p.object_type, p.object_name`,
 		s.args(afterPkg, afterType, afterName, limit)...)
 	if err != nil {
@@ -222,7 +221,7 @@ func (x *Index) PackageObjects(ctx context.Context, s Selection, afterPkg, after
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (PackageObject, error) {
 		var o PackageObject
 		err := row.Scan(&o.Package, &o.ObjectType, &o.ObjectName, &o.Description, &o.Fields, &o.Level,
-			&o.ToTypes, &o.Tos, &o.Kinds, &o.Usages)
+			&o.ToTypes, &o.Tos, &o.Kinds, &o.Usages, &o.Lines)
 		return o, err
 	})
 }
