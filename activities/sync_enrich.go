@@ -44,7 +44,7 @@ func (a *Activities) enrich(ctx context.Context, in workflows.PhaseInput, progre
 	}
 	switch in.Phase {
 	case workflows.StepCleanCore:
-		res, err := sapenrich.AnalyzeCleanCore(ctx, a.Store.Pool, scope, sapenrich.CleanCoreOptions{Classifier: a.Sync.Classifier}, progress)
+		res, err := sapenrich.AnalyzeCleanCore(ctx, a.index(), scope, sapenrich.CleanCoreOptions{Classifier: a.Sync.Classifier}, progress)
 		return res.Objects, "", err
 	case workflows.StepDocs:
 		model := a.Sync.DocsModel
@@ -54,7 +54,7 @@ func (a *Activities) enrich(ctx context.Context, in workflows.PhaseInput, progre
 		if a.Models == nil || model == "" {
 			return 0, "no model configured for docs", nil
 		}
-		res, err := sapenrich.GenerateDocs(ctx, a.Store.Pool, scope, sapenrich.DocsOptions{Models: a.Models, Model: model, MaxModelDocs: a.Sync.MaxModelDocs}, progress)
+		res, err := sapenrich.GenerateDocs(ctx, a.index(), scope, sapenrich.DocsOptions{Models: a.Models, Model: model, MaxModelDocs: a.Sync.MaxModelDocs}, progress)
 		if errors.Is(err, sapenrich.ErrModelOutage) {
 			return 0, "", fmt.Errorf("docs model unavailable: %w", err) // retried with backoff
 		}
@@ -67,7 +67,7 @@ func (a *Activities) enrich(ctx context.Context, in workflows.PhaseInput, progre
 		if err != nil {
 			return 0, "", temporal.NewNonRetryableApplicationError("embeddings model: "+err.Error(), workflows.ErrTypeSyncRefused, nil)
 		}
-		res, err := sapenrich.EmbedEntries(ctx, a.Store.Pool, scope, sapenrich.EmbedOptions{Embedder: emb}, progress)
+		res, err := sapenrich.EmbedEntries(ctx, a.index(), scope, sapenrich.EmbedOptions{Embedder: emb}, progress)
 		return res.Copied + res.Embedded, "", err
 	}
 	return 0, "", badInput("unknown enrichment step "+in.Phase, nil)

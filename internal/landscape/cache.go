@@ -82,7 +82,7 @@ func (c *Cache) limits() (budget, share int64) {
 }
 
 // version identifies the state of a connection's index: what changes when a sync changes it.
-func (g Graph) version() string {
+func version(g Graph) string {
 	return fmt.Sprintf("%s/%d/%d/%v/%v", g.ConnectionID, g.Generation, g.ChangeSeq, g.LastFullSyncAt, g.LastDeltaSyncAt)
 }
 

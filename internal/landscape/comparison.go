@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"strings"
+
+	"github.com/sapagent/sapagent/internal/sapindex"
 )
 
 // comparison is two indexes merged once: every object of either side with its package and
@@ -45,19 +47,6 @@ func (c *comparison) bytes() int64 {
 
 // compare merges the two indexes (one full join in Postgres, streamed).
 func (r Reader) compare(ctx context.Context, left, right Graph) (*comparison, error) {
-	rows, err := r.DB.Query(ctx, `SELECT COALESCE(l.object_type, r.object_type), COALESCE(l.object_name, r.object_name),
-			COALESCE(l.package, ''), COALESCE(r.package, ''), l.object_name IS NOT NULL, r.object_name IS NOT NULL,
-			COALESCE(l.custom, false), COALESCE(r.custom, false), COALESCE(l.content_hash = r.content_hash, false)
-		FROM (SELECT object_type, object_name, package, custom, content_hash FROM sap_search_entries
-			WHERE connection_id = $1 AND generation = $2 AND category <> $5) l
-		FULL JOIN (SELECT object_type, object_name, package, custom, content_hash FROM sap_search_entries
-			WHERE connection_id = $3 AND generation = $4 AND category <> $5) r
-		ON l.object_type = r.object_type AND l.object_name = r.object_name`,
-		left.ConnectionID, left.Generation, right.ConnectionID, right.Generation, DocCategory)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	c := &comparison{}
 	types, pkgs := map[string]int32{}, map[string]int32{}
 	intern := func(m map[string]int32, list *[]string, s string) int32 {
@@ -69,32 +58,28 @@ func (r Reader) compare(ctx context.Context, left, right Graph) (*comparison, er
 		}
 		return i
 	}
-	var typ, name, lpkg, rpkg string
-	var inLeft, inRight, lcustom, rcustom, same bool
-	for rows.Next() {
-		if err := rows.Scan(&typ, &name, &lpkg, &rpkg, &inLeft, &inRight, &lcustom, &rcustom, &same); err != nil {
-			return nil, err
-		}
-		c.names = append(c.names, name...)
-		o := comparedObject{end: uint32(len(c.names)), typ: intern(types, &c.types, typ), left: -1, right: -1}
-		if inLeft {
-			o.left = intern(pkgs, &c.pkgs, lpkg)
-			if lcustom {
+	err := r.index().CompareEntries(ctx, left, right, func(e sapindex.ComparedEntry) error {
+		c.names = append(c.names, e.Name...)
+		o := comparedObject{end: uint32(len(c.names)), typ: intern(types, &c.types, e.Type), left: -1, right: -1}
+		if e.InLeft {
+			o.left = intern(pkgs, &c.pkgs, e.LeftPackage)
+			if e.LeftCustom {
 				o.flags |= leftCustom
 			}
 		}
-		if inRight {
-			o.right = intern(pkgs, &c.pkgs, rpkg)
-			if rcustom {
+		if e.InRight {
+			o.right = intern(pkgs, &c.pkgs, e.RightPackage)
+			if e.RightCustom {
 				o.flags |= rightCustom
 			}
 		}
-		if same {
+		if e.Same {
 			o.flags |= sameContent
 		}
 		c.objects = append(c.objects, o)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	c.all = c.filtered(ObjectFilter{})

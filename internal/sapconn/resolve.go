@@ -10,7 +10,6 @@ import (
 	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
-	"github.com/sapagent/sapagent/internal/tools"
 )
 
 // Resolver turns stored connections into connectors for one user. Connector keys and SAP
@@ -192,7 +191,7 @@ func (r readsOnly) Call(ctx context.Context, endpoint string, req, resp any) err
 	if endpoint == sap.EndpointExecuteRFC {
 		fn, commit := rfcOf(req)
 		what = "execute_rfc of " + fn
-		allowed = fn != "" && !commit && !tools.RFCWrites(fn)
+		allowed = fn != "" && !commit && !sap.RFCWrites(fn)
 	}
 	if !allowed {
 		return &IdentityError{Code: "sap_login_required", Message: fmt.Sprintf("connection %s lets the connector's technical user serve only reads for users without their own SAP login, "+

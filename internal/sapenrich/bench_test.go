@@ -59,7 +59,7 @@ func BenchmarkEmbedEntries(b *testing.B) {
 		require.NoError(b, err)
 		b.StartTimer()
 		t0 := time.Now()
-		res, err := EmbedEntries(ctx, l.db(), l.scope, opts, nil)
+		res, err := EmbedEntries(ctx, l.x(), l.scope, opts, nil)
 		elapsed += time.Since(t0)
 		require.NoError(b, err)
 		require.EqualValues(b, n, res.Embedded)
@@ -80,7 +80,7 @@ func BenchmarkEmbedEntriesCached(b *testing.B) {
 	body := func(i int) string { return fmt.Sprintf("Custom table %d holds bonus data", i) }
 	l.entries(1, genEntries(n, body))
 	l.entries(2, genEntries(n, body))
-	_, err := EmbedEntries(ctx, l.db(), l.scope, EmbedOptions{Embedder: ms.embedder(b)}, nil)
+	_, err := EmbedEntries(ctx, l.x(), l.scope, EmbedOptions{Embedder: ms.embedder(b)}, nil)
 	require.NoError(b, err)
 	s2 := l.scope
 	s2.Generation = 2
@@ -92,7 +92,7 @@ func BenchmarkEmbedEntriesCached(b *testing.B) {
 		require.NoError(b, err)
 		b.StartTimer()
 		t0 := time.Now()
-		res, err := EmbedEntries(ctx, l.db(), s2, EmbedOptions{Embedder: ms.embedder(b)}, nil)
+		res, err := EmbedEntries(ctx, l.x(), s2, EmbedOptions{Embedder: ms.embedder(b)}, nil)
 		elapsed += time.Since(t0)
 		require.NoError(b, err)
 		require.EqualValues(b, n, res.Copied)
@@ -146,7 +146,7 @@ func BenchmarkAnalyzeCleanCore(b *testing.B) {
 	var elapsed time.Duration
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		res, err := AnalyzeCleanCore(ctx, l.db(), l.scope, CleanCoreOptions{Classifier: c}, nil)
+		res, err := AnalyzeCleanCore(ctx, l.x(), l.scope, CleanCoreOptions{Classifier: c}, nil)
 		elapsed += time.Since(t0)
 		require.NoError(b, err)
 		require.EqualValues(b, n, res.Objects)

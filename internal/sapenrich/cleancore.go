@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sapagent/sapagent/internal/cleancore"
 	"github.com/sapagent/sapagent/internal/sapindex"
 )
@@ -71,9 +69,12 @@ func AnalyzeCleanCore(ctx context.Context, db DB, s Scope, opts CleanCoreOptions
 			return CleanCoreResult{}, fmt.Errorf("clean core repository: %w", err)
 		}
 	}
-	own, err := ownObjectNames(ctx, db, s)
+	// The system's own code is the customer's whatever its namespace, so a usage of any
+	// object in the namespaces (/NS/) and other non-Z/Y names of its custom objects is custom
+	// (with CUSTOMER_NAMESPACES and Z*/Y*). The whole generation counts, also in a delta.
+	own, err := db.OwnObjectNames(ctx, s.scoped())
 	if err != nil {
-		return CleanCoreResult{}, err
+		return CleanCoreResult{}, fmt.Errorf("read custom namespaces: %w", err)
 	}
 	c = c.WithCustomObjects(own)
 	batchSize := opts.BatchSize
@@ -81,74 +82,46 @@ func AnalyzeCleanCore(ctx context.Context, db DB, s Scope, opts CleanCoreOptions
 		batchSize = 500
 	}
 	res := CleanCoreResult{Levels: map[string]int64{}}
-	var total int64
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM workspace_sap_index o
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
-		changedFilter("o"), s.args()...).Scan(&total); err != nil {
+	total, err := db.CountCustomObjects(ctx, s.selection())
+	if err != nil {
 		return res, fmt.Errorf("count custom objects: %w", err)
 	}
 	report(progress, 0, total)
 
-	// Each object comes with its relationships aggregated by a correlated lookup on the
-	// primary key: one index probe per object whatever the planner's statistics (freshly
-	// copied rows have none, and a join planned on them degrades to quadratic).
-	rows, err := db.Query(ctx, `SELECT o.object_type, o.object_name, o.package, rel.to_types, rel.tos, rel.kinds, rel.usages, rel.lines
-		FROM workspace_sap_index o
-		CROSS JOIN LATERAL (SELECT
-				coalesce(array_agg(coalesce(r.data->>'to_type', '') ORDER BY r.item_key), '{}') AS to_types,
-				coalesce(array_agg(coalesce(r.data->>'to', '') ORDER BY r.item_key), '{}') AS tos,
-				coalesce(array_agg(coalesce(r.data->>'kind', '') ORDER BY r.item_key), '{}') AS kinds,
-				coalesce(array_agg(coalesce(r.data->>'usage', '') ORDER BY r.item_key), '{}') AS usages,
-				coalesce(array_agg(coalesce(r.data->>'line', '') ORDER BY r.item_key), '{}') AS lines
-			FROM workspace_sap_index r
-			WHERE r.connection_id = o.connection_id AND r.generation = o.generation AND r.phase = 'relationships'
-				AND r.object_type = o.object_type AND r.object_name = o.object_name) rel
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
-		changedFilter("o")+`
-		ORDER BY o.object_type, o.object_name`, s.args()...)
-	if err != nil {
-		return res, fmt.Errorf("read custom objects: %w", err)
-	}
-	// The reading connection stays busy while batches are written on others from the pool.
-	defer rows.Close()
-
+	// The objects stream while batches are written on other connections of the pool.
 	w := ccWriter{db: db, s: s, size: batchSize}
 	var usages []cleancore.Usage
 	var lines []int
-	for rows.Next() {
-		var o ccObject
-		var toTypes, tos, kinds, uses, lineTexts []string
-		if err := rows.Scan(&o.typ, &o.name, &o.pkg, &toTypes, &tos, &kinds, &uses, &lineTexts); err != nil {
-			return res, err
-		}
+	err = db.CustomObjectUsages(ctx, s.selection(), func(u sapindex.ObjectUsages) error {
+		o := ccObject{typ: u.ObjectType, name: u.ObjectName, pkg: u.Package}
 		usages, lines = usages[:0], lines[:0]
-		for i := range tos {
-			u, ok := UsageOf(toTypes[i], tos[i], kinds[i], uses[i])
+		for i := range u.Tos {
+			us, ok := UsageOf(u.ToTypes[i], u.Tos[i], u.Kinds[i], u.Usages[i])
 			if !ok {
 				continue
 			}
-			n, _ := strconv.Atoi(lineTexts[i])
-			usages, lines = append(usages, u), append(lines, n)
+			n, _ := strconv.Atoi(u.Lines[i])
+			usages, lines = append(usages, us), append(lines, n)
 		}
 		row := classify(c, s.SystemType, o, usages, lines)
 		res.Objects++
 		res.Levels[row.level]++
 		if err := w.add(ctx, row); err != nil {
-			return res, err
+			return err
 		}
 		if res.Objects%100 == 0 {
 			report(progress, res.Objects, total)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return res, ctxErr(ctx, fmt.Errorf("read custom objects: %w", err))
 	}
 	if err := w.flush(ctx); err != nil {
 		return res, err
 	}
 	if s.delta() {
-		x, at := s.index(db)
-		removed, err := x.RemoveDeletedCleanCore(ctx, at, s.RunID)
+		removed, err := db.RemoveDeletedCleanCore(ctx, s.scoped(), s.RunID)
 		if err != nil {
 			return res, fmt.Errorf("remove deleted objects' levels: %w", err)
 		}
@@ -156,44 +129,6 @@ func AnalyzeCleanCore(ctx context.Context, db DB, s Scope, opts CleanCoreOptions
 	}
 	report(progress, res.Objects, total)
 	return res, nil
-}
-
-// ownObjectNames are the namespaces (/NS/) and the other non-Z/Y names of the generation's
-// custom objects: the system's own code is the customer's whatever its namespace, so a
-// usage of any object in them is custom (with CUSTOMER_NAMESPACES and Z*/Y*). The whole
-// generation counts, also in a delta.
-func ownObjectNames(ctx context.Context, db DB, s Scope) ([]string, error) {
-	rows, err := db.Query(ctx, `SELECT DISTINCT CASE WHEN object_name ~ '^/[^/]+/' THEN substring(object_name from '^/[^/]+/')
-			ELSE upper(object_name) END
-		FROM workspace_sap_index
-		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND phase = 'custom_objects'
-			AND upper(left(object_name, 1)) NOT IN ('Z', 'Y')`, s.ConnectionID, s.WorkspaceID, s.Generation)
-	if err != nil {
-		return nil, fmt.Errorf("read custom namespaces: %w", err)
-	}
-	var names []string
-	var n string
-	_, err = pgx.ForEachRow(rows, []any{&n}, func() error { names = append(names, n); return nil })
-	if err != nil {
-		return nil, fmt.Errorf("read custom namespaces: %w", err)
-	}
-	return names, nil
-}
-
-// CleanCoreDistribution counts the generation's analysed objects per level (the index
-// fingerprint's clean_core field, sapindex.Counts.CleanCore).
-func CleanCoreDistribution(ctx context.Context, db DB, s Scope) (map[string]int64, error) {
-	rows, err := db.Query(ctx, `SELECT level, count(*) FROM clean_core_analysis
-		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 GROUP BY level`,
-		s.ConnectionID, s.WorkspaceID, s.Generation)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]int64{"A": 0, "B": 0, "C": 0, "D": 0}
-	var level string
-	var n int64
-	_, err = pgx.ForEachRow(rows, []any{&level, &n}, func() error { out[level] = n; return nil })
-	return out, err
 }
 
 // UsageOf turns one relationship item into a Clean Core usage. usage is the relationship's
@@ -335,12 +270,9 @@ func (w *ccWriter) flush(ctx context.Context) error {
 		rows[i] = sapindex.CleanCoreRow{ObjectType: r.obj.typ, ObjectName: r.obj.name, Package: r.obj.pkg, Level: r.level,
 			Findings: r.findings, Conversion: r.conversion}
 	}
-	x, at := w.s.index(w.db)
-	if err := x.UpsertCleanCore(ctx, at, rows); err != nil {
+	if err := w.db.UpsertCleanCore(ctx, w.s.scoped(), rows); err != nil {
 		return ctxErr(ctx, fmt.Errorf("write clean core levels: %w", err))
 	}
 	w.rows = w.rows[:0]
 	return nil
 }
-
-var _ = sapindex.PhaseCustomObjects // the phases these queries read by name

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sapagent/sapagent/internal/cleancore"
+	"github.com/sapagent/sapagent/internal/sapindex"
 )
 
 // The expected levels below were checked by hand against ../shared/data/cloudification/
@@ -93,7 +94,7 @@ func TestCleanCoreLevelsCoverAToDWithTies(t *testing.T) {
 	l.index(1, ccObjects, ccRels, nil)
 	var calls int
 	var lastDone, lastTotal int64
-	res, err := AnalyzeCleanCore(ctx, l.db(), l.scope, CleanCoreOptions{BatchSize: 3}, func(done, total int64) {
+	res, err := AnalyzeCleanCore(ctx, l.x(), l.scope, CleanCoreOptions{BatchSize: 3}, func(done, total int64) {
 		calls++
 		lastDone, lastTotal = done, total
 	})
@@ -148,10 +149,10 @@ func TestCleanCoreLevelsCoverAToDWithTies(t *testing.T) {
 	assert.Equal(t, "C", appendRow.Level, "an append depends on the unreleased KNA1")
 
 	// Idempotent: a retry rewrites the same rows.
-	_, err = AnalyzeCleanCore(ctx, l.db(), l.scope, CleanCoreOptions{}, nil)
+	_, err = AnalyzeCleanCore(ctx, l.x(), l.scope, CleanCoreOptions{}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, got, readLevels(t, l))
-	dist, err := CleanCoreDistribution(ctx, l.db(), l.scope)
+	dist, err := l.x().LevelCounts(ctx, sapindex.Graph{ConnectionID: l.scope.ConnectionID, Generation: l.scope.Generation}, "")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{"A": 3, "B": 1, "C": 2, "D": 1}, dist)
 }
@@ -160,7 +161,7 @@ func TestCleanCoreConversionReadinessOnECC(t *testing.T) {
 	ctx := context.Background()
 	l := newLandscape(t, "ECC")
 	l.index(1, ccObjects, ccRels, nil)
-	_, err := AnalyzeCleanCore(ctx, l.db(), l.scope, CleanCoreOptions{}, nil)
+	_, err := AnalyzeCleanCore(ctx, l.x(), l.scope, CleanCoreOptions{}, nil)
 	require.NoError(t, err)
 	got := readLevels(t, l)
 
@@ -190,7 +191,7 @@ func TestCleanCoreDeltaTouchesOnlyChangedObjects(t *testing.T) {
 	ctx := context.Background()
 	l := newLandscape(t, "S4HANA")
 	l.index(1, ccObjects, ccRels, nil)
-	_, err := AnalyzeCleanCore(ctx, l.db(), l.scope, CleanCoreOptions{}, nil)
+	_, err := AnalyzeCleanCore(ctx, l.x(), l.scope, CleanCoreOptions{}, nil)
 	require.NoError(t, err)
 
 	// A marker on an unchanged object shows whether the delta rewrote it.
@@ -203,7 +204,7 @@ func TestCleanCoreDeltaTouchesOnlyChangedObjects(t *testing.T) {
 
 	s := l.scope
 	s.RunID = l.run([2]string{"PROG", "ZREADS_INTERNAL"}, [2]string{"PROG", "ZNO_SAP_USAGE"})
-	res, err := AnalyzeCleanCore(ctx, l.db(), s, CleanCoreOptions{}, nil)
+	res, err := AnalyzeCleanCore(ctx, l.x(), s, CleanCoreOptions{}, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, res.Objects)
 	assert.EqualValues(t, 1, res.Removed)
@@ -258,7 +259,7 @@ func TestCleanCoreRepositoryNamespaceIsCustom(t *testing.T) {
 		{"CLAS", "/DMO0/BP_R_TRAVEL", "FUNC", "BAPI_TRANSACTION_COMMIT", "calls_function", "", 12},
 		{"CLAS", "/DMO0/BP_R_TRAVEL", "TABL", "/BOBF/D_NOT_CUSTOM", "uses_table", "read", 14},
 	}, nil)
-	res, err := AnalyzeCleanCore(ctx, l.db(), l.scope, CleanCoreOptions{}, nil)
+	res, err := AnalyzeCleanCore(ctx, l.x(), l.scope, CleanCoreOptions{}, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, res.Objects)
 	got := readLevels(t, l)

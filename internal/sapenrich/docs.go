@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/sapagent/sapagent/internal/llm"
@@ -285,8 +284,7 @@ func (r *docRunner) write(ctx context.Context, j docJob) (string, error) {
 }
 
 func (r *docRunner) save(ctx context.Context, j docJob, markdown, model string) error {
-	x, at := r.s.index(r.db)
-	err := x.SaveDoc(ctx, at, sapindex.GeneratedDoc{Kind: j.kind, Subject: j.subject, Title: j.title, Markdown: markdown, InputHash: j.hash, Model: model})
+	err := r.db.SaveDoc(ctx, r.s.scoped(), sapindex.GeneratedDoc{Kind: j.kind, Subject: j.subject, Title: j.title, Markdown: markdown, InputHash: j.hash, Model: model})
 	if err != nil {
 		return ctxErr(ctx, fmt.Errorf("save doc %s %s: %w", j.kind, j.subject, err))
 	}
@@ -302,8 +300,7 @@ func (r *docRunner) flushBumps(ctx context.Context) error {
 	if len(bumps) == 0 {
 		return nil
 	}
-	x, at := r.s.index(r.db)
-	if err := x.ConfirmDocs(ctx, at, bumps); err != nil {
+	if err := r.db.ConfirmDocs(ctx, r.s.scoped(), bumps); err != nil {
 		return fmt.Errorf("confirm unchanged docs: %w", err)
 	}
 	return nil
@@ -311,15 +308,12 @@ func (r *docRunner) flushBumps(ctx context.Context) error {
 
 // generate walks packages, processes and objects and submits their docs.
 func (r *docRunner) generate(ctx context.Context) error {
-	var objects, pkgs int64
-	if err := r.db.QueryRow(ctx, `SELECT count(*) FROM workspace_sap_index o
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
-		changedFilter("o"), r.s.args()...).Scan(&objects); err != nil {
+	objects, err := r.db.CountCustomObjects(ctx, r.s.selection())
+	if err != nil {
 		return fmt.Errorf("count custom objects: %w", err)
 	}
-	if err := r.db.QueryRow(ctx, `SELECT count(DISTINCT o.package) FROM workspace_sap_index o
-		WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'
-			AND o.package <> ''`+changedFilter("o"), r.s.args()...).Scan(&pkgs); err != nil {
+	pkgs, err := r.db.CountCustomPackages(ctx, r.s.selection())
+	if err != nil {
 		return fmt.Errorf("count packages: %w", err)
 	}
 	r.mu.Lock()
@@ -337,11 +331,5 @@ func (r *docRunner) generate(ctx context.Context) error {
 
 // oldHash is the input hash a doc was last written from (nil: none).
 func (r *docRunner) oldHash(ctx context.Context, kind, subject string) ([]byte, error) {
-	var h []byte
-	err := r.db.QueryRow(ctx, `SELECT input_hash FROM sap_generated_docs WHERE connection_id = $1 AND workspace_id = $2
-		AND kind = $3 AND subject = $4`, r.s.ConnectionID, r.s.WorkspaceID, kind, subject).Scan(&h)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	return h, err
+	return r.db.DocInputHash(ctx, r.s.scoped(), kind, subject)
 }

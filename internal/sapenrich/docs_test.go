@@ -84,7 +84,7 @@ func prepareDocs(t *testing.T, systemType string) (*landscape, *modelServer) {
 	t.Helper()
 	l := newLandscape(t, systemType)
 	l.index(1, docObjects, docRels, docCode)
-	_, err := AnalyzeCleanCore(context.Background(), l.db(), l.scope, CleanCoreOptions{}, nil)
+	_, err := AnalyzeCleanCore(context.Background(), l.x(), l.scope, CleanCoreOptions{}, nil)
 	require.NoError(t, err)
 	return l, newModelServer(t, docRules...)
 }
@@ -93,7 +93,7 @@ func TestGenerateDocsWritesModelDocsDiagramsAndProcesses(t *testing.T) {
 	ctx := context.Background()
 	l, ms := prepareDocs(t, "ECC")
 	var lastDone, lastTotal int64
-	res, err := GenerateDocs(ctx, l.db(), l.scope, docsOpts(ms), func(done, total int64) { lastDone, lastTotal = done, total })
+	res, err := GenerateDocs(ctx, l.x(), l.scope, docsOpts(ms), func(done, total int64) { lastDone, lastTotal = done, total })
 	require.NoError(t, err)
 	// 9 objects, 2 packages, 4 processes (order to cash, record to report, plan to inventory,
 	// customer master); diagrams for both packages (ZFI has the append to KNA1).
@@ -130,7 +130,7 @@ func TestGenerateDocsWritesModelDocsDiagramsAndProcesses(t *testing.T) {
 		AND category = 'doc' AND object_type = 'DOC' AND object_name = 'object:PROG ZREADS_INTERNAL' AND body LIKE '%Technical doc of%'`,
 		l.scope.ConnectionID).Scan(&entries))
 	assert.Equal(t, 1, entries)
-	emb, err := EmbedEntries(ctx, l.db(), l.scope, EmbedOptions{Embedder: ms.embedder(t)}, nil)
+	emb, err := EmbedEntries(ctx, l.x(), l.scope, EmbedOptions{Embedder: ms.embedder(t)}, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 17, emb.Embedded)
 }
@@ -138,7 +138,7 @@ func TestGenerateDocsWritesModelDocsDiagramsAndProcesses(t *testing.T) {
 func TestGenerateDocsCachesByInputAndRegeneratesOnlyChangedOnDelta(t *testing.T) {
 	ctx := context.Background()
 	l, ms := prepareDocs(t, "S4HANA")
-	_, err := GenerateDocs(ctx, l.db(), l.scope, docsOpts(ms), nil)
+	_, err := GenerateDocs(ctx, l.x(), l.scope, docsOpts(ms), nil)
 	require.NoError(t, err)
 	calls := ms.chatCalls.Load()
 
@@ -148,16 +148,16 @@ func TestGenerateDocsCachesByInputAndRegeneratesOnlyChangedOnDelta(t *testing.T)
 	require.NoError(t, err)
 	s2 := l.scope
 	s2.Generation = 2
-	_, err = AnalyzeCleanCore(ctx, l.db(), s2, CleanCoreOptions{}, nil)
+	_, err = AnalyzeCleanCore(ctx, l.x(), s2, CleanCoreOptions{}, nil)
 	require.NoError(t, err)
-	res, err := GenerateDocs(ctx, l.db(), s2, docsOpts(ms), nil)
+	res, err := GenerateDocs(ctx, l.x(), s2, docsOpts(ms), nil)
 	require.NoError(t, err)
 	assert.Equal(t, DocsResult{Unchanged: 17, Entries: 17}, res)
 	assert.Equal(t, calls, ms.chatCalls.Load(), "unchanged input: no model call")
 	for k, d := range docRows(t, l) {
 		assert.EqualValues(t, 2, d.Generation, k)
 	}
-	_, err = EmbedEntries(ctx, l.db(), s2, EmbedOptions{Embedder: ms.embedder(t)}, nil)
+	_, err = EmbedEntries(ctx, l.x(), s2, EmbedOptions{Embedder: ms.embedder(t)}, nil)
 	require.NoError(t, err)
 
 	// A delta changes one object's description: its doc and its package's doc are rewritten.
@@ -165,7 +165,7 @@ func TestGenerateDocsCachesByInputAndRegeneratesOnlyChangedOnDelta(t *testing.T)
 		WHERE generation = 2 AND phase = 'custom_objects' AND object_name = 'ZREADS_INTERNAL'`)
 	require.NoError(t, err)
 	s2.RunID = l.run([2]string{"PROG", "ZREADS_INTERNAL"})
-	res, err = GenerateDocs(ctx, l.db(), s2, docsOpts(ms), nil)
+	res, err = GenerateDocs(ctx, l.x(), s2, docsOpts(ms), nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, res.Written)
 	assert.EqualValues(t, calls+2, ms.chatCalls.Load())
@@ -185,7 +185,7 @@ func TestGenerateDocsCachesByInputAndRegeneratesOnlyChangedOnDelta(t *testing.T)
 	_, err = l.db().Exec(ctx, `DELETE FROM workspace_sap_index WHERE generation = 2 AND object_name = 'ZNO_SAP_USAGE'`)
 	require.NoError(t, err)
 	s2.RunID = l.run([2]string{"PROG", "ZNO_SAP_USAGE"})
-	res, err = GenerateDocs(ctx, l.db(), s2, docsOpts(ms), nil)
+	res, err = GenerateDocs(ctx, l.x(), s2, docsOpts(ms), nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, res.Removed)
 	assert.NotContains(t, docRows(t, l), "object:PROG ZNO_SAP_USAGE")
@@ -196,12 +196,12 @@ func TestGenerateDocsCapsModelCallsPerRun(t *testing.T) {
 	l, ms := prepareDocs(t, "S4HANA")
 	opts := docsOpts(ms)
 	opts.MaxModelDocs = 5
-	res, err := GenerateDocs(ctx, l.db(), l.scope, opts, nil)
+	res, err := GenerateDocs(ctx, l.x(), l.scope, opts, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 5, res.Written)
 	assert.EqualValues(t, 10, res.Deferred)
 	assert.EqualValues(t, 5, ms.chatCalls.Load())
-	res, err = GenerateDocs(ctx, l.db(), l.scope, opts, nil)
+	res, err = GenerateDocs(ctx, l.x(), l.scope, opts, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 5, res.Written, "the next run writes the next ones")
 	assert.EqualValues(t, 7, res.Unchanged, "5 docs and 2 diagrams")
@@ -214,7 +214,7 @@ func TestGenerateDocsSkipsAFailedDocAndReportsAnOutage(t *testing.T) {
 	l.index(1, docObjects, docRels, docCode)
 	rules := append([]offlinellm.Rule{{Name: "broken", Match: `Object: PROG ZWRITES_TIE`, FailStatus: 400}}, docRules...)
 	ms := newModelServer(t, rules...)
-	res, err := GenerateDocs(ctx, l.db(), l.scope, docsOpts(ms), nil)
+	res, err := GenerateDocs(ctx, l.x(), l.scope, docsOpts(ms), nil)
 	require.NoError(t, err, "one failed doc does not fail the enrichment")
 	assert.EqualValues(t, 1, res.Failed)
 	assert.EqualValues(t, 14, res.Written)
@@ -227,12 +227,12 @@ func TestGenerateDocsSkipsAFailedDocAndReportsAnOutage(t *testing.T) {
 	ms2.failChat.Store(true)
 	opts := docsOpts(ms2)
 	opts.Concurrency = 1
-	_, err = GenerateDocs(ctx, l2.db(), l2.scope, opts, nil)
+	_, err = GenerateDocs(ctx, l2.x(), l2.scope, opts, nil)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrModelOutage), err)
 	assert.LessOrEqual(t, ms2.chatCalls.Load(), int64(outageAfter+1), "an outage stops the run early")
 	ms2.failChat.Store(false)
-	res, err = GenerateDocs(ctx, l2.db(), l2.scope, opts, nil)
+	res, err = GenerateDocs(ctx, l2.x(), l2.scope, opts, nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 15, res.Written)
 	assert.Len(t, docRows(t, l2), 17)
@@ -241,7 +241,7 @@ func TestGenerateDocsSkipsAFailedDocAndReportsAnOutage(t *testing.T) {
 	l3 := newLandscape(t, "S4HANA")
 	l3.index(1, docObjects, docRels, docCode)
 	ms3 := newModelServer(t, offlinellm.Rule{Name: "refuse", Match: `.`, FailStatus: 400})
-	res, err = GenerateDocs(ctx, l3.db(), l3.scope, docsOpts(ms3), nil)
+	res, err = GenerateDocs(ctx, l3.x(), l3.scope, docsOpts(ms3), nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 15, res.Failed)
 	assert.EqualValues(t, 2, res.Diagrams)
@@ -275,7 +275,7 @@ func checkMermaid(t *testing.T, diagram string) {
 func TestERDiagramIsValidMermaidFromTablesFieldsAndUsage(t *testing.T) {
 	ctx := context.Background()
 	l, ms := prepareDocs(t, "S4HANA")
-	_, err := GenerateDocs(ctx, l.db(), l.scope, docsOpts(ms), nil)
+	_, err := GenerateDocs(ctx, l.x(), l.scope, docsOpts(ms), nil)
 	require.NoError(t, err)
 	md := docRows(t, l)["er_diagram:ZSD"].Markdown
 	start, end := strings.Index(md, "```mermaid\n"), strings.LastIndex(md, "```")
@@ -317,7 +317,7 @@ func TestDocPromptsStayBoundedForHugeObjects(t *testing.T) {
 	l.index(1, []object{{typ: "PROG", name: "ZHUGE", pkg: "ZBIG", desc: strings.Repeat("long description ", 200)}}, rels,
 		map[string]string{"PROG ZHUGE": strings.Repeat("WRITE / 'a line of a very large report'.\n", 20000)})
 	ms := newModelServer(t, docRules...)
-	res, err := GenerateDocs(ctx, l.db(), l.scope, docsOpts(ms), nil)
+	res, err := GenerateDocs(ctx, l.x(), l.scope, docsOpts(ms), nil)
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, res.Written, "the object and its package")
 	ms.mu.Lock()

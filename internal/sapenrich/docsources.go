@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/sapagent/sapagent/internal/sapindex"
 )
 
 // What each doc is written from. Every input is bounded (objects, usages, source excerpt), so
@@ -31,46 +31,15 @@ func (r *docRunner) objectDocs(ctx context.Context) error {
 	const page = 200
 	lastType, lastName := "", ""
 	for {
-		// The page is cut first; then each object looks up its source, relationships, level
-		// and cached doc by primary key (robust to missing statistics on fresh rows).
-		rows, err := r.db.Query(ctx, `WITH page AS (
-				SELECT o.connection_id, o.generation, o.object_type, o.object_name, o.package, o.description, o.data->'fields' AS fields
-				FROM workspace_sap_index o
-				WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'`+
-			changedFilter("o")+` AND (o.object_type, o.object_name) > ($5, $6)
-				ORDER BY o.object_type, o.object_name LIMIT $10)
-			SELECT o.object_type, o.object_name, o.package, o.description, o.fields,
-				coalesce(src.excerpt, ''), coalesce(src.len, 0),
-				coalesce((SELECT jsonb_agg(jsonb_build_array(x.data->>'kind', x.data->>'to_type', x.data->>'to', x.data->>'usage'))
-					FROM (SELECT r.data FROM workspace_sap_index r WHERE r.connection_id = o.connection_id AND r.generation = o.generation
-						AND r.phase = 'relationships' AND r.object_type = o.object_type AND r.object_name = o.object_name
-						ORDER BY r.item_key LIMIT $8) x), '[]'),
-				coalesce(a.level, ''),
-				coalesce((SELECT jsonb_agg(f) FROM (SELECT f FROM jsonb_array_elements(a.findings) f LIMIT $9) s), '[]'),
-				(SELECT d.input_hash FROM sap_generated_docs d WHERE d.connection_id = o.connection_id AND d.kind = 'object'
-					AND d.subject = o.object_type || ' ' || o.object_name)
-			FROM page o
-			LEFT JOIN LATERAL (SELECT left(c.data->>'source', $7) AS excerpt, length(c.data->>'source') AS len
-				FROM workspace_sap_index c WHERE c.connection_id = o.connection_id AND c.generation = o.generation
-					AND c.phase = 'custom_code' AND c.object_type = o.object_type AND c.object_name = o.object_name
-				ORDER BY c.item_key LIMIT 1) src ON true
-			LEFT JOIN LATERAL (SELECT a.level, a.findings FROM clean_core_analysis a WHERE a.connection_id = o.connection_id
-				AND a.generation = o.generation AND a.object_type = o.object_type AND a.object_name = o.object_name LIMIT 1) a ON true
-			ORDER BY o.object_type, o.object_name`,
-			r.s.args(lastType, lastName, r.opts.SourceExcerptChars, objMaxRels, objMaxFindings, page)...)
+		objs, err := r.db.ObjectDocInputs(ctx, r.s.selection(), lastType, lastName, sapindex.ObjectDocLimits{
+			SourceChars: r.opts.SourceExcerptChars, Relationships: objMaxRels, Findings: objMaxFindings, Objects: page})
 		if err != nil {
 			return fmt.Errorf("read objects for docs: %w", err)
 		}
-		var jobs []docJob
-		var typ, name, pkg, desc, source, level string
-		var fields, rels, findings, old []byte
-		var sourceLen int
-		_, err = pgx.ForEachRow(rows, []any{&typ, &name, &pkg, &desc, &fields, &source, &sourceLen, &rels, &level, &findings, &old}, func() error {
-			jobs = append(jobs, objectJob(typ, name, pkg, desc, parseFields(fields), source, sourceLen, rels, level, findings, old))
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("read objects for docs: %w", err)
+		jobs := make([]docJob, 0, len(objs))
+		for _, o := range objs {
+			jobs = append(jobs, objectJob(o.ObjectType, o.ObjectName, o.Package, o.Description, parseFields(o.Fields), o.Source,
+				o.SourceLen, o.Relationships, o.Level, o.Findings, o.OldHash))
 		}
 		for _, j := range jobs {
 			if err := r.submit(ctx, j); err != nil {
@@ -200,26 +169,10 @@ func (r *docRunner) processDocs(ctx context.Context) error {
 			patterns = append(patterns, strings.ReplaceAll(pre, "_", `\_`)+"%")
 		}
 	}
-	// Only matching relationships look their object up, by primary key. LIMIT 1 keeps the
-	// lookup a per-row probe: without it Postgres pulls the subquery up into a join, and on
-	// fresh rows without statistics it plans that join as a scan of every custom object per
-	// relationship (11.7 s at 100k entries, see docs/benchmarks.md "SAP landscape sync").
-	rows, err := r.db.Query(ctx, `SELECT o.package, r.object_type, r.object_name, upper(r.data->>'to'),
-			lower(coalesce(r.data->>'usage', '')), coalesce(r.data->>'kind', '')
-		FROM workspace_sap_index r
-		CROSS JOIN LATERAL (SELECT o.package FROM workspace_sap_index o WHERE o.connection_id = r.connection_id
-			AND o.generation = r.generation AND o.phase = 'custom_objects' AND o.object_type = r.object_type
-			AND o.object_name = r.object_name LIMIT 1) o
-		WHERE r.connection_id = $1 AND r.workspace_id = $2 AND r.generation = $3 AND r.phase = 'relationships'
-			AND (upper(r.data->>'to') = ANY($4) OR upper(r.data->>'to') LIKE ANY($5))
-		ORDER BY r.object_type, r.object_name, 4`, r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, names, patterns)
-	if err != nil {
-		return fmt.Errorf("read process usages: %w", err)
-	}
 	facts := make([]*processFacts, len(processes))
-	var pkg, typ, name, to, usage, kind string
 	seen := map[int]string{} // process -> last object counted
-	_, err = pgx.ForEachRow(rows, []any{&pkg, &typ, &name, &to, &usage, &kind}, func() error {
+	err := r.db.UsagesOf(ctx, r.s.scoped(), names, patterns, func(u sapindex.ObjectUsage) error {
+		to, pkg := u.To, u.Package
 		i := processOf(to)
 		if i < 0 {
 			return nil
@@ -229,7 +182,7 @@ func (r *docRunner) processDocs(ctx context.Context) error {
 			f = &processFacts{pkgs: map[string]int64{}, touched: map[string][2]int64{}}
 			facts[i] = f
 		}
-		obj := typ + " " + name
+		obj := u.ObjectType + " " + u.ObjectName
 		if seen[i] != obj {
 			seen[i] = obj
 			f.objects++
@@ -239,7 +192,7 @@ func (r *docRunner) processDocs(ctx context.Context) error {
 			}
 		}
 		c := f.touched[to]
-		write := usage == "write" || usage == "insert" || usage == "update" || usage == "modify" || usage == "delete"
+		write := u.Usage == "write" || u.Usage == "insert" || u.Usage == "update" || u.Usage == "modify" || u.Usage == "delete"
 		if write {
 			c[1]++
 		} else {
@@ -325,8 +278,7 @@ func pruneDocs(ctx context.Context, db DB, s Scope, processIDs []string) (int64,
 	if processIDs == nil {
 		processIDs = []string{}
 	}
-	x, at := s.index(db)
-	pruned, err := x.PruneDocs(ctx, at, processIDs, !s.delta())
+	pruned, err := db.PruneDocs(ctx, s.scoped(), processIDs, !s.delta())
 	if err != nil {
 		return pruned.Removed, fmt.Errorf("prune %s: %w", pruned.Step, err)
 	}
@@ -341,7 +293,7 @@ func IndexDocs(ctx context.Context, db DB, s Scope) (int64, error) {
 	if err := s.check(); err != nil {
 		return 0, err
 	}
-	x, at := s.index(db)
+	x, at := db, s.scoped()
 	n, err := x.UpsertDocEntries(ctx, at)
 	if err != nil {
 		return 0, fmt.Errorf("index docs: %w", err)

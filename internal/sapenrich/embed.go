@@ -7,8 +7,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sapagent/sapagent/internal/sapindex"
 )
 
@@ -63,10 +61,8 @@ func EmbedEntries(ctx context.Context, db DB, s Scope, opts EmbedOptions, progre
 	if opts.MaxTextChars <= 0 {
 		opts.MaxTextChars = 2000
 	}
-	var total int64
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM sap_search_entries
-		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL`,
-		s.ConnectionID, s.WorkspaceID, s.Generation).Scan(&total); err != nil {
+	total, err := db.CountMissingEmbeddings(ctx, s.scoped())
+	if err != nil {
 		return res, fmt.Errorf("count entries to embed: %w", err)
 	}
 	report(progress, 0, total)
@@ -95,57 +91,27 @@ func EmbedEntries(ctx context.Context, db DB, s Scope, opts EmbedOptions, progre
 // copyEmbeddings reuses embeddings of identical entries in other generations, a chunk of
 // entries per statement so no statement holds a landscape's worth of row locks.
 func copyEmbeddings(ctx context.Context, db DB, s Scope, dim int, progress func(int64)) (int64, error) {
-	rows, err := db.Query(ctx, `WITH RECURSIVE g AS (
-			SELECT min(generation) AS gen FROM sap_search_entries WHERE connection_id = $1
-			UNION ALL
-			SELECT (SELECT min(generation) FROM sap_search_entries WHERE connection_id = $1 AND generation > g.gen)
-			FROM g WHERE g.gen IS NOT NULL)
-		SELECT gen FROM g WHERE gen IS NOT NULL AND gen <> $2 ORDER BY gen DESC`, s.ConnectionID, s.Generation)
+	gens, err := db.OtherGenerations(ctx, s.scoped())
 	if err != nil {
 		return 0, fmt.Errorf("list generations: %w", err)
 	}
-	gens, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil || len(gens) == 0 {
-		return 0, err
+	if len(gens) == 0 {
+		return 0, nil
 	}
 	var copied int64
-	lastType, lastName := "", ""
+	var last sapindex.EntryKey
 	for {
-		// The chunk is cut by keyset; each of its entries probes the other generations by
-		// primary key (LATERAL … LIMIT 1 keeps that a per-row index lookup whatever the
-		// statistics say).
-		rows, err := db.Query(ctx, `WITH batch AS (
-				SELECT object_type, object_name, content_hash FROM sap_search_entries
-				WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL
-					AND (object_type, object_name) > ($4, $5)
-				ORDER BY object_type, object_name LIMIT $6)
-			SELECT b.object_type, b.object_name, src.embedding FROM batch b
-			LEFT JOIN LATERAL (
-				SELECT o.embedding FROM sap_search_entries o
-				WHERE o.connection_id = $1 AND o.generation = ANY($7::bigint[]) AND o.object_type = b.object_type
-					AND o.object_name = b.object_name AND o.content_hash = b.content_hash
-					AND o.embedding IS NOT NULL AND length(o.embedding) = $8
-				ORDER BY o.generation DESC LIMIT 1) src ON true
-			ORDER BY b.object_type, b.object_name`,
-			s.ConnectionID, s.WorkspaceID, s.Generation, lastType, lastName, copyChunk, gens, dim)
+		chunk, err := db.CachedEmbeddings(ctx, s.scoped(), last, copyChunk, gens, dim)
 		if err != nil {
 			return copied, ctxErr(ctx, fmt.Errorf("find cached embeddings: %w", err))
 		}
 		var found []pendingEntry
 		var embs [][]byte
-		seen := 0
-		var typ, name string
-		var emb []byte
-		if _, err := pgx.ForEachRow(rows, []any{&typ, &name, &emb}, func() error {
-			seen++
-			lastType, lastName = typ, name
-			if emb != nil {
-				found = append(found, pendingEntry{typ: typ, name: name})
-				embs = append(embs, append([]byte(nil), emb...))
+		for _, c := range chunk {
+			if c.Embedding != nil {
+				found = append(found, pendingEntry{typ: c.ObjectType, name: c.ObjectName})
+				embs = append(embs, c.Embedding)
 			}
-			return nil
-		}); err != nil {
-			return copied, ctxErr(ctx, fmt.Errorf("find cached embeddings: %w", err))
 		}
 		n, err := updateEmbeddings(ctx, db, s, found, embs)
 		if err != nil {
@@ -153,9 +119,10 @@ func copyEmbeddings(ctx context.Context, db DB, s Scope, dim int, progress func(
 		}
 		copied += n
 		progress(copied)
-		if seen < copyChunk {
+		if len(chunk) < copyChunk {
 			return copied, nil
 		}
+		last = chunk[len(chunk)-1].EntryKey
 	}
 }
 
@@ -199,24 +166,15 @@ func embedMissing(ctx context.Context, db DB, s Scope, opts EmbedOptions, res *E
 	}
 	readErr := func() error {
 		defer close(pages)
-		lastType, lastName := "", ""
+		var last sapindex.EntryKey
 		for {
-			rows, err := db.Query(ctx, `SELECT object_type, object_name, title, left(body, $7) FROM sap_search_entries
-				WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL
-					AND (object_type, object_name) > ($4, $5)
-				ORDER BY object_type, object_name LIMIT $6`,
-				s.ConnectionID, s.WorkspaceID, s.Generation, lastType, lastName, opts.BatchSize, opts.MaxTextChars)
+			entries, err := db.EntriesWithoutEmbedding(ctx, s.scoped(), last, opts.BatchSize, opts.MaxTextChars)
 			if err != nil {
 				return err
 			}
-			page := make([]pendingEntry, 0, opts.BatchSize)
-			var typ, name, title, body string
-			_, err = pgx.ForEachRow(rows, []any{&typ, &name, &title, &body}, func() error {
-				page = append(page, pendingEntry{typ: typ, name: name, text: EntryText(typ, name, title, body, opts.MaxTextChars)})
-				return nil
-			})
-			if err != nil {
-				return err
+			page := make([]pendingEntry, len(entries))
+			for i, e := range entries {
+				page[i] = pendingEntry{typ: e.ObjectType, name: e.ObjectName, text: EntryText(e.ObjectType, e.ObjectName, e.Title, e.Body, opts.MaxTextChars)}
 			}
 			if len(page) == 0 {
 				return nil
@@ -229,7 +187,7 @@ func embedMissing(ctx context.Context, db DB, s Scope, opts EmbedOptions, res *E
 			if len(page) < opts.BatchSize {
 				return nil
 			}
-			lastType, lastName = page[len(page)-1].typ, page[len(page)-1].name
+			last = entries[len(entries)-1].EntryKey
 		}
 	}()
 	wg.Wait()
@@ -257,8 +215,7 @@ func updateEmbeddings(ctx context.Context, db DB, s Scope, entries []pendingEntr
 	for i, e := range entries {
 		keys[i] = sapindex.EntryKey{ObjectType: e.typ, ObjectName: e.name}
 	}
-	x, at := s.index(db)
-	n, err := x.SetMissingEmbeddings(ctx, at, keys, embs)
+	n, err := db.SetMissingEmbeddings(ctx, s.scoped(), keys, embs)
 	if err != nil {
 		return n, ctxErr(ctx, fmt.Errorf("store embeddings: %w", err))
 	}

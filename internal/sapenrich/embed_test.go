@@ -120,7 +120,7 @@ func TestEmbedEntriesBatchesAndCachesByContentHash(t *testing.T) {
 	l.entries(1, es)
 
 	var lastDone, lastTotal int64
-	res, err := EmbedEntries(ctx, l.db(), l.scope, EmbedOptions{Embedder: ms.embedder(t), BatchSize: 64},
+	res, err := EmbedEntries(ctx, l.x(), l.scope, EmbedOptions{Embedder: ms.embedder(t), BatchSize: 64},
 		func(done, total int64) { lastDone, lastTotal = done, total })
 	require.NoError(t, err)
 	assert.Equal(t, EmbedResult{Embedded: 300, Requests: 1 + 5}, res, "a probe, then 300 texts in 5 batches of ≤ 64")
@@ -134,7 +134,7 @@ func TestEmbedEntriesBatchesAndCachesByContentHash(t *testing.T) {
 		"the stored vector is the model's answer for the entry's text")
 
 	// Nothing left: a second call is a no-op without a model call.
-	res, err = EmbedEntries(ctx, l.db(), l.scope, EmbedOptions{Embedder: ms.embedder(t)}, nil)
+	res, err = EmbedEntries(ctx, l.x(), l.scope, EmbedOptions{Embedder: ms.embedder(t)}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, EmbedResult{}, res)
 	assert.EqualValues(t, 6, ms.embedCalls.Load())
@@ -149,7 +149,7 @@ func TestEmbedEntriesBatchesAndCachesByContentHash(t *testing.T) {
 	l.entries(2, es2)
 	s2 := l.scope
 	s2.Generation = 2
-	res, err = EmbedEntries(ctx, l.db(), s2, EmbedOptions{Embedder: ms.embedder(t), BatchSize: 64}, nil)
+	res, err = EmbedEntries(ctx, l.x(), s2, EmbedOptions{Embedder: ms.embedder(t), BatchSize: 64}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, EmbedResult{Copied: 290, Embedded: 15, Requests: 2}, res)
 	got2 := l.embeddings(2)
@@ -168,7 +168,7 @@ func TestEmbedEntriesResumesAfterAnOutage(t *testing.T) {
 	l.entries(1, genEntries(200, func(i int) string { return fmt.Sprintf("Row %d", i) }))
 
 	ms.failFrom.Store(4) // the probe and two batches succeed, then the endpoint is down
-	_, err := EmbedEntries(ctx, l.db(), l.scope, EmbedOptions{Embedder: ms.embedder(t), BatchSize: 50, Concurrency: 1}, nil)
+	_, err := EmbedEntries(ctx, l.x(), l.scope, EmbedOptions{Embedder: ms.embedder(t), BatchSize: 50, Concurrency: 1}, nil)
 	require.Error(t, err)
 	var missing int
 	for _, v := range l.embeddings(1) {
@@ -180,7 +180,7 @@ func TestEmbedEntriesResumesAfterAnOutage(t *testing.T) {
 
 	ms.failFrom.Store(0)
 	calls := ms.embedCalls.Load()
-	res, err := EmbedEntries(ctx, l.db(), l.scope, EmbedOptions{Embedder: ms.embedder(t), BatchSize: 50}, nil)
+	res, err := EmbedEntries(ctx, l.x(), l.scope, EmbedOptions{Embedder: ms.embedder(t), BatchSize: 50}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, EmbedResult{Embedded: 100, Requests: 3}, res, "the retry embeds only the rest")
 	assert.EqualValues(t, calls+3, ms.embedCalls.Load())

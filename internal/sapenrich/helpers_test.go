@@ -9,8 +9,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/store/storetest"
 )
@@ -36,7 +38,9 @@ func newLandscape(t testing.TB, systemType string) *landscape {
 	return &landscape{t: t, st: st, scope: Scope{WorkspaceID: ws.ID, ConnectionID: conn.ID, Generation: 1, SystemType: systemType}}
 }
 
-func (l *landscape) db() DB { return l.st.Pool }
+func (l *landscape) db() *pgxpool.Pool { return l.st.Pool }
+
+func (l *landscape) x() DB { return sapindex.New(l.st.Pool) }
 
 type object struct {
 	typ, name, pkg, desc string

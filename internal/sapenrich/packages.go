@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 type pkgObject struct {
@@ -90,45 +88,14 @@ func (r *docRunner) packageDocs(ctx context.Context) error {
 	var acc *pkgAcc
 	lastPkg, lastType, lastName := "", "", ""
 	for {
-		// The page is cut first, then each of its objects looks up its relationships and
-		// level by primary key.
-		rows, err := r.db.Query(ctx, `WITH page AS (
-				SELECT o.connection_id, o.generation, o.package, o.object_type, o.object_name, o.description, o.data->'fields' AS fields
-				FROM workspace_sap_index o
-				WHERE o.connection_id = $1 AND o.workspace_id = $2 AND o.generation = $3 AND o.phase = 'custom_objects'
-					AND o.package <> '' AND (o.package, o.object_type, o.object_name) > ($5, $6, $7)
-					AND ($4::uuid IS NULL OR o.package IN (SELECT c.package FROM sap_sync_changes ch
-						JOIN workspace_sap_index c ON c.connection_id = $1 AND c.generation = $3 AND c.phase = 'custom_objects'
-							AND c.object_type = ch.object_type AND c.object_name = ch.object_name
-						WHERE ch.run_id = $4))
-				ORDER BY o.package, o.object_type, o.object_name LIMIT $8)
-			SELECT p.package, p.object_type, p.object_name, p.description, p.fields,
-				coalesce((SELECT a.level FROM clean_core_analysis a WHERE a.connection_id = p.connection_id
-					AND a.generation = p.generation AND a.object_type = p.object_type AND a.object_name = p.object_name), ''),
-				rel.to_types, rel.tos, rel.kinds, rel.usages
-			FROM page p CROSS JOIN LATERAL (SELECT
-					coalesce(array_agg(coalesce(r.data->>'to_type', '') ORDER BY r.item_key), '{}') AS to_types,
-					coalesce(array_agg(coalesce(r.data->>'to', '') ORDER BY r.item_key), '{}') AS tos,
-					coalesce(array_agg(coalesce(r.data->>'kind', '') ORDER BY r.item_key), '{}') AS kinds,
-					coalesce(array_agg(coalesce(r.data->>'usage', '') ORDER BY r.item_key), '{}') AS usages
-				FROM workspace_sap_index r
-				WHERE r.connection_id = p.connection_id AND r.generation = p.generation AND r.phase = 'relationships'
-					AND r.object_type = p.object_type AND r.object_name = p.object_name) rel
-			ORDER BY p.package, p.object_type, p.object_name`,
-			r.s.args(lastPkg, lastType, lastName, page)...)
+		objs, err := r.db.PackageObjects(ctx, r.s.selection(), lastPkg, lastType, lastName, page)
 		if err != nil {
 			return fmt.Errorf("read packages: %w", err)
 		}
-		var batch []pkgRow
-		var row pkgRow
-		var fields []byte
-		if _, err := pgx.ForEachRow(rows, []any{&row.pkg, &row.obj.typ, &row.obj.name, &row.obj.desc, &fields, &row.obj.level,
-			&row.toTypes, &row.tos, &row.kinds, &row.usages}, func() error {
-			row.obj.fields = parseFields(fields)
-			batch = append(batch, row)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("read packages: %w", err)
+		batch := make([]pkgRow, len(objs))
+		for i, o := range objs {
+			batch[i] = pkgRow{pkg: o.Package, obj: pkgObject{typ: o.ObjectType, name: o.ObjectName, desc: o.Description,
+				fields: parseFields(o.Fields), level: o.Level}, toTypes: o.ToTypes, tos: o.Tos, kinds: o.Kinds, usages: o.Usages}
 		}
 		for _, b := range batch {
 			if acc != nil && acc.name != b.pkg {
@@ -273,20 +240,12 @@ func (r *docRunner) erDiagram(ctx context.Context, a *pkgAcc) error {
 		}
 	}
 	if len(missing) > 0 {
-		rows, err := r.db.Query(ctx, `SELECT object_name, data->'fields' FROM workspace_sap_index
-			WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND phase = 'custom_objects'
-				AND object_type = 'TABL' AND object_name = ANY($4) AND data ? 'fields'`,
-			r.s.ConnectionID, r.s.WorkspaceID, r.s.Generation, missing)
+		fields, err := r.db.CustomTableFields(ctx, r.s.scoped(), missing)
 		if err != nil {
 			return fmt.Errorf("package %s fields: %w", a.name, err)
 		}
-		var name string
-		var raw []byte
-		if _, err := pgx.ForEachRow(rows, []any{&name, &raw}, func() error {
+		for name, raw := range fields {
 			tables[name].Fields = parseFields(raw)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("package %s fields: %w", a.name, err)
 		}
 	}
 	// Co-usage: an object using one of the package's tables together with another table.

@@ -10,7 +10,6 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sapagent/sapagent/internal/sapindex"
 )
@@ -31,8 +30,8 @@ type Scope struct {
 // activities heartbeat from it. It is called from one goroutine at a time.
 type Progress func(done, total int64)
 
-// DB is the database the steps read and write.
-type DB = *pgxpool.Pool
+// DB is the index the steps read and write: sapindex runs every query, the steps compute.
+type DB = *sapindex.Index
 
 func (s Scope) check() error {
 	if s.WorkspaceID == uuid.Nil || s.ConnectionID == uuid.Nil {
@@ -52,25 +51,14 @@ func report(p Progress, done, total int64) {
 	}
 }
 
-// changedFilter restricts an alias's (object_type, object_name) to the run's changes when
-// the scope is a delta ($4, the run ID, is not NULL).
-var changedFilter = sapindex.ChangedFilter
-
-// index is where the step's results are written (sapindex owns every write of the index).
-func (s Scope) index(db DB) (*sapindex.Index, sapindex.Scoped) {
-	return sapindex.New(db), sapindex.Scoped{ConnectionID: s.ConnectionID, WorkspaceID: s.WorkspaceID, Generation: s.Generation}
+// scoped is the generation the step writes to.
+func (s Scope) scoped() sapindex.Scoped {
+	return sapindex.Scoped{ConnectionID: s.ConnectionID, WorkspaceID: s.WorkspaceID, Generation: s.Generation}
 }
 
-// args are the query arguments every scoped query takes: $1 connection, $2 workspace,
-// $3 generation, $4 run (delta only).
-func (s Scope) args(extra ...any) []any {
-	a := []any{s.ConnectionID, s.WorkspaceID, s.Generation}
-	if s.delta() {
-		a = append(a, s.RunID)
-	} else {
-		a = append(a, nil)
-	}
-	return append(a, extra...)
+// selection is what the step reads: the generation, or only a delta run's changes in it.
+func (s Scope) selection() sapindex.Selection {
+	return sapindex.Selection{Scoped: s.scoped(), RunID: s.RunID}
 }
 
 func ctxErr(ctx context.Context, err error) error {

@@ -2,79 +2,92 @@ package sapindex
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
-// Embeddings of search entries are computed by the sync's enrichment before the switch and cached
-// by content hash: CarryEmbeddings copies the embedding of every entry whose content did not
-// change from the current generation, so only new or changed entries are sent to the model.
+// The reads of the enrichment's embedding step (internal/sapenrich embeds; SetMissingEmbeddings
+// writes). Embeddings are cached by content hash: an entry whose (type, name, content hash) has
+// an embedding in another generation gets that one, so only new or changed entries go to the model.
 
-// EmbeddingInput is an entry that has no embedding yet and the text to embed for it.
-type EmbeddingInput struct {
-	ObjectType string
-	ObjectName string
-	Text       string
+// CountMissingEmbeddings counts the generation's entries without an embedding.
+func (x *Index) CountMissingEmbeddings(ctx context.Context, s Scoped) (int64, error) {
+	var n int64
+	err := x.Pool.QueryRow(ctx, `SELECT count(*) FROM sap_search_entries
+		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL`,
+		s.ConnectionID, s.WorkspaceID, s.Generation).Scan(&n)
+	return n, err
 }
 
-// EmbeddingText is what an entry's embedding is computed from (and a query is compared to).
-func EmbeddingText(name, title, body string) string {
-	return name + ": " + title + ". " + body
-}
-
-// CarryEmbeddings copies embeddings from generation from to the entries of generation to whose
-// content hash is unchanged; it returns how many it copied.
-func (x *Index) CarryEmbeddings(ctx context.Context, connectionID uuid.UUID, from, to int64) (int64, error) {
-	tag, err := x.Pool.Exec(ctx, `UPDATE sap_search_entries t SET embedding = f.embedding
-		FROM sap_search_entries f
-		WHERE t.connection_id = $1 AND t.generation = $3 AND t.embedding IS NULL
-		  AND f.connection_id = $1 AND f.generation = $2 AND f.object_type = t.object_type AND f.object_name = t.object_name
-		  AND f.content_hash = t.content_hash AND f.embedding IS NOT NULL`, connectionID, from, to)
+// OtherGenerations lists the connection's generations with entries other than s's, newest first.
+func (x *Index) OtherGenerations(ctx context.Context, s Scoped) ([]int64, error) {
+	// A loose index scan: one probe per generation instead of reading every entry.
+	rows, err := x.Pool.Query(ctx, `WITH RECURSIVE g AS (
+			SELECT min(generation) AS gen FROM sap_search_entries WHERE connection_id = $1
+			UNION ALL
+			SELECT (SELECT min(generation) FROM sap_search_entries WHERE connection_id = $1 AND generation > g.gen)
+			FROM g WHERE g.gen IS NOT NULL)
+		SELECT gen FROM g WHERE gen IS NOT NULL AND gen <> $2 ORDER BY gen DESC`, s.ConnectionID, s.Generation)
 	if err != nil {
-		return 0, fmt.Errorf("carry embeddings: %w", err)
+		return nil, err
 	}
-	return tag.RowsAffected(), nil
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
-// PendingEmbeddings lists up to limit entries of a generation without an embedding, after the
-// object (type, name) given (empty: from the start), in key order: page through them.
-func (x *Index) PendingEmbeddings(ctx context.Context, connectionID uuid.UUID, generation int64, afterType, afterName string, limit int) ([]EmbeddingInput, error) {
-	rows, err := x.Pool.Query(ctx, `SELECT object_type, object_name, title, body FROM sap_search_entries
-		WHERE connection_id = $1 AND generation = $2 AND embedding IS NULL AND (object_type, object_name) > ($3, $4)
-		ORDER BY object_type, object_name LIMIT $5`, connectionID, generation, afterType, afterName, limit)
-	if err != nil {
-		return nil, fmt.Errorf("pending embeddings: %w", err)
-	}
-	defer rows.Close()
-	var out []EmbeddingInput
-	for rows.Next() {
-		var in EmbeddingInput
-		var title, body string
-		if err := rows.Scan(&in.ObjectType, &in.ObjectName, &title, &body); err != nil {
-			return nil, err
-		}
-		in.Text = EmbeddingText(in.ObjectName, title, body)
-		out = append(out, in)
-	}
-	return out, rows.Err()
+// CachedEmbedding is an entry without an embedding and the embedding of the same content in
+// another generation (nil: none).
+type CachedEmbedding struct {
+	EntryKey
+	Embedding []byte
 }
 
-// StoreEmbeddings writes the embeddings of entries (vectors[i] for inputs[i]), quantised.
-func (x *Index) StoreEmbeddings(ctx context.Context, connectionID uuid.UUID, generation int64, inputs []EmbeddingInput, vectors [][]float32) error {
-	if len(inputs) != len(vectors) {
-		return fmt.Errorf("store embeddings: %d entries but %d vectors", len(inputs), len(vectors))
-	}
-	types, names, embs := make([]string, len(inputs)), make([]string, len(inputs)), make([][]byte, len(inputs))
-	for i, in := range inputs {
-		types[i], names[i], embs[i] = in.ObjectType, in.ObjectName, EncodeEmbedding(vectors[i])
-	}
-	_, err := x.Pool.Exec(ctx, `UPDATE sap_search_entries t SET embedding = u.e
-		FROM unnest($3::text[], $4::text[], $5::bytea[]) AS u(ty, na, e)
-		WHERE t.connection_id = $1 AND t.generation = $2 AND t.object_type = u.ty AND t.object_name = u.na`,
-		connectionID, generation, types, names, embs)
+// CachedEmbeddings returns the next limit entries without an embedding after the key given, in
+// key order, each with the newest embedding of dim bytes of the same content in one of gens.
+func (x *Index) CachedEmbeddings(ctx context.Context, s Scoped, after EntryKey, limit int, gens []int64, dim int) ([]CachedEmbedding, error) {
+	rows, err := x.Pool.Query(ctx, `WITH batch AS (
+			SELECT object_type, object_name, content_hash FROM sap_search_entries
+			WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL
+				AND (object_type, object_name) > ($4, $5)
+			ORDER BY object_type, object_name LIMIT $6)
+		SELECT b.object_type, b.object_name, src.embedding FROM batch b
+		LEFT JOIN LATERAL (
+			SELECT o.embedding FROM sap_search_entries o
+			WHERE o.connection_id = $1 AND o.generation = ANY($7::bigint[]) AND o.object_type = b.object_type
+				AND o.object_name = b.object_name AND o.content_hash = b.content_hash
+				AND o.embedding IS NOT NULL AND length(o.embedding) = $8
+			ORDER BY o.generation DESC LIMIT 1) src ON true
+		ORDER BY b.object_type, b.object_name`,
+		s.ConnectionID, s.WorkspaceID, s.Generation, after.ObjectType, after.ObjectName, limit, gens, dim)
 	if err != nil {
-		return fmt.Errorf("store embeddings: %w", err)
+		return nil, err
 	}
-	return nil
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (CachedEmbedding, error) {
+		var c CachedEmbedding
+		err := row.Scan(&c.ObjectType, &c.ObjectName, &c.Embedding)
+		return c, err
+	})
+}
+
+// EntryContent is what an entry's embedding is computed from.
+type EntryContent struct {
+	EntryKey
+	Title, Body string
+}
+
+// EntriesWithoutEmbedding returns the next limit entries without an embedding after the key
+// given, in key order, with at most bodyChars characters of each body.
+func (x *Index) EntriesWithoutEmbedding(ctx context.Context, s Scoped, after EntryKey, limit, bodyChars int) ([]EntryContent, error) {
+	rows, err := x.Pool.Query(ctx, `SELECT object_type, object_name, title, left(body, $7) FROM sap_search_entries
+		WHERE connection_id = $1 AND workspace_id = $2 AND generation = $3 AND embedding IS NULL
+			AND (object_type, object_name) > ($4, $5)
+		ORDER BY object_type, object_name LIMIT $6`,
+		s.ConnectionID, s.WorkspaceID, s.Generation, after.ObjectType, after.ObjectName, limit, bodyChars)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (EntryContent, error) {
+		var e EntryContent
+		err := row.Scan(&e.ObjectType, &e.ObjectName, &e.Title, &e.Body)
+		return e, err
+	})
 }

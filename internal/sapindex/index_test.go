@@ -11,6 +11,7 @@ import (
 
 	"github.com/sapagent/sapagent/internal/offlinellm"
 	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sapenrich"
 	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/store/storetest"
@@ -89,25 +90,12 @@ func (f fixture) fullBuild(t testing.TB, custom, catalog []map[string]any) int64
 	return gen
 }
 
-// embedAll computes the pending embeddings of a generation with the offline model's embedder.
+// embedAll computes the pending embeddings of a generation with the offline model's embedder,
+// as the sync's enrichment does.
 func (f fixture) embedAll(t testing.TB, gen int64) {
-	ctx := context.Background()
-	typ, name := "", ""
-	for {
-		in, err := f.x.PendingEmbeddings(ctx, f.conn, gen, typ, name, 50)
-		require.NoError(t, err)
-		if len(in) == 0 {
-			return
-		}
-		texts := make([]string, len(in))
-		for i := range in {
-			texts[i] = in[i].Text
-		}
-		vecs, err := offlineEmbedder{}.Embed(ctx, texts)
-		require.NoError(t, err)
-		require.NoError(t, f.x.StoreEmbeddings(ctx, f.conn, gen, in, vecs))
-		typ, name = in[len(in)-1].ObjectType, in[len(in)-1].ObjectName
-	}
+	_, err := sapenrich.EmbedEntries(context.Background(), f.x, sapenrich.Scope{WorkspaceID: f.ws, ConnectionID: f.conn, Generation: gen},
+		sapenrich.EmbedOptions{Embedder: offlineEmbedder{}}, nil)
+	require.NoError(t, err)
 }
 
 // offlineEmbedder is the offline model's deterministic trigram embedding, in process.
@@ -389,7 +377,9 @@ func TestMergeDeltaReplacesChangedAndRemovesDeletedObjects(t *testing.T) {
 	assert.ErrorIs(t, f.x.MergeDelta(ctx, other, 1, run, 1), sapindex.ErrNoIndex)
 }
 
-func TestCarryEmbeddingsReusesUnchangedEntries(t *testing.T) {
+// An entry whose content did not change finds its embedding in the earlier generation; a changed
+// one does not, so only it goes to the model.
+func TestCachedEmbeddingsFindUnchangedEntries(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	g1 := f.fullBuild(t, customObjects, nil)
@@ -398,11 +388,28 @@ func TestCarryEmbeddingsReusesUnchangedEntries(t *testing.T) {
 	run := f.run(t, f.ws, f.conn, sapindex.ModeFull, g2)
 	changed := append([]map[string]any{obj("PROG", "ZR_SALES_REPORT", "Changed", "ZSD_REPORTS")}, customObjects[1:]...)
 	f.writePhase(t, sapindex.Target{RunID: run, WorkspaceID: f.ws, ConnectionID: f.conn, Generation: g2, Phase: sapindex.PhaseCustomObjects}, changed, 10)
-	n, err := f.x.CarryEmbeddings(ctx, f.conn, g1, g2)
+	at := sapindex.Scoped{ConnectionID: f.conn, WorkspaceID: f.ws, Generation: g2}
+
+	missing, err := f.x.CountMissingEmbeddings(ctx, at)
 	require.NoError(t, err)
-	assert.Equal(t, int64(len(customObjects)-1), n)
-	pending, err := f.x.PendingEmbeddings(ctx, f.conn, g2, "", "", 10)
+	assert.Equal(t, int64(len(customObjects)), missing)
+	gens, err := f.x.OtherGenerations(ctx, at)
 	require.NoError(t, err)
-	require.Len(t, pending, 1)
-	assert.Equal(t, "ZR_SALES_REPORT", pending[0].ObjectName)
+	assert.Equal(t, []int64{g1}, gens)
+	dim := len(offlinellm.Embed("SAP"))
+	cached, err := f.x.CachedEmbeddings(ctx, at, sapindex.EntryKey{}, 100, gens, dim)
+	require.NoError(t, err)
+	require.Len(t, cached, len(customObjects))
+	var uncached []string
+	for _, c := range cached {
+		if c.Embedding == nil {
+			uncached = append(uncached, c.ObjectName)
+		}
+	}
+	assert.Equal(t, []string{"ZR_SALES_REPORT"}, uncached)
+	other, err := f.x.CachedEmbeddings(ctx, at, sapindex.EntryKey{}, 100, gens, dim+1)
+	require.NoError(t, err)
+	for _, c := range other {
+		assert.Nil(t, c.Embedding, "an embedding of another dimension came from another model")
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"go.starlark.net/syntax"
 
+	"github.com/sapagent/sapagent/internal/sap"
 	"github.com/sapagent/sapagent/internal/script"
 )
 
@@ -109,7 +110,7 @@ func onlyReadRFCs(code string) bool {
 					}
 				}
 			}
-			if fn == "" || RFCWrites(fn) {
+			if fn == "" || sap.RFCWrites(fn) {
 				ok = false
 			}
 		}
