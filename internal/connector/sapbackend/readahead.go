@@ -56,8 +56,12 @@ type readAhead struct {
 }
 
 func newReadAhead(sys connector.System) *readAhead {
+	timeout := time.Duration(sys.Timeouts.Call)
+	if timeout <= 0 { // a System not from ParseConfig
+		timeout = connector.DefaultCallTimeout
+	}
 	return &readAhead{pages: map[aheadKey]*aheadPage{}, busy: make(chan struct{}, 1), ttl: aheadTTL,
-		timeout: time.Duration(sys.Timeouts.Call), off: sys.MaxConcurrentCalls < 2}
+		timeout: timeout, off: sys.MaxConcurrentCalls < 2}
 }
 
 func aheadKeyOf(endpoint string, cred connector.Credentials, req sap.IndexRequest) aheadKey {
