@@ -41,6 +41,7 @@ type Backend struct {
 	// adtSlots (max_concurrent_calls), which all pages of the system share.
 	sources  *sourceCache
 	adtSlots chan struct{}
+	ahead    *readAhead // index pages read ahead of the platform's request (readahead.go)
 }
 
 // New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad
@@ -48,7 +49,8 @@ type Backend struct {
 func New(sys connector.System, client *http.Client) connector.Backend {
 	b := &Backend{Unsupported: connector.Unsupported{SystemID: sys.ID}, sys: sys,
 		probe:   connector.HTTPProbe{System: sys, Client: client},
-		sources: newSourceCache(maxCachedSourceBytes), adtSlots: make(chan struct{}, max(1, sys.MaxConcurrentCalls))}
+		sources: newSourceCache(maxCachedSourceBytes), adtSlots: make(chan struct{}, max(1, sys.MaxConcurrentCalls)),
+		ahead: newReadAhead(sys)}
 	if sys.Interfaces.Enabled(connector.InterfaceSOAPRFC) {
 		b.rfc, b.rfcErr = soaprfc.New(soaprfc.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTPClient: client})
 	}

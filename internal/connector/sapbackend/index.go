@@ -173,8 +173,8 @@ func uniq(xs []string) []string {
 	return out
 }
 
-// indexPage serves one page of a phase.
-func (b *Backend) indexPage(ctx context.Context, cred connector.Credentials, ph *phase, req sap.IndexRequest) (*sap.IndexPage, error) {
+// readIndexPage reads one page of a phase from SAP.
+func (b *Backend) readIndexPage(ctx context.Context, cred connector.Credentials, ph *phase, req sap.IndexRequest) (*sap.IndexPage, error) {
 	c, err := b.soap(ph.endpoint)
 	if err != nil {
 		return nil, err

@@ -75,12 +75,35 @@ func (b *Backend) catalogItems(ctx context.Context, c *soaprfc.Client, cred conn
 			groups = append(groups, o.group)
 		}
 	}
-	texts, err := b.texts(ctx, c, cred, byType)
+	// Texts and packages are independent look-ups: in parallel.
+	var texts, comp map[string]string
+	err := b.parallel(ctx, 2, func(ctx context.Context, i int) (err error) {
+		if i == 0 {
+			texts, err = b.texts(ctx, c, cred, byType)
+			return err
+		}
+		comp, err = b.packagesOf(ctx, c, cred, refs, groups)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
+	return perObject(refs, nil, func(o objRef) ([]map[string]any, error) {
+		state, succ := releaseState(o.typ, o.name)
+		return []map[string]any{{"type": o.typ, "name": o.name, "description": texts[o.typ+"/"+o.name], "package": o.pkg,
+			"application_component": comp[o.pkg], "release_state": state, "successor": succ}}, nil
+	})
+}
+
+// packagesOf fills in function modules' packages (their group's TADIR entry) and returns the
+// application component of each package of refs.
+func (b *Backend) packagesOf(ctx context.Context, c *soaprfc.Client, cred connector.Credentials, refs []objRef, groups []string) (map[string]string, error) {
 	groupPkg := map[string]string{}
-	rows, err := optional(lookup(ctx, c, cred, "TADIR", []string{"OBJ_NAME", "DEVCLASS"}, "OBJ_NAME", groups, "PGMID = 'R3TR' AND OBJECT = 'FUGR'"))
+	var rows []soaprfc.Struct
+	err := b.slot(ctx, func() (err error) {
+		rows, err = optional(lookup(ctx, c, cred, "TADIR", []string{"OBJ_NAME", "DEVCLASS"}, "OBJ_NAME", groups, "PGMID = 'R3TR' AND OBJECT = 'FUGR'"))
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -96,15 +119,12 @@ func (b *Backend) catalogItems(ctx context.Context, c *soaprfc.Client, cred conn
 			pkgs = append(pkgs, refs[i].pkg)
 		}
 	}
-	comp, err := b.components(ctx, c, cred, pkgs)
-	if err != nil {
-		return nil, err
-	}
-	return perObject(refs, nil, func(o objRef) ([]map[string]any, error) {
-		state, succ := releaseState(o.typ, o.name)
-		return []map[string]any{{"type": o.typ, "name": o.name, "description": texts[o.typ+"/"+o.name], "package": o.pkg,
-			"application_component": comp[o.pkg], "release_state": state, "successor": succ}}, nil
+	var comp map[string]string
+	err = b.slot(ctx, func() (err error) {
+		comp, err = b.components(ctx, c, cred, pkgs)
+		return err
 	})
+	return comp, err
 }
 
 // texts reads the short texts of objects by type from their text tables (TYPE/NAME -> text),
@@ -122,19 +142,31 @@ func (b *Backend) texts(ctx context.Context, c *soaprfc.Client, cred connector.C
 			byTable[tt][n] = append(byTable[tt][n], typ)
 		}
 	}
-	for tt, types := range byTable {
+	tables := make([][4]string, 0, len(byTable))
+	for tt := range byTable {
+		tables = append(tables, tt)
+	}
+	// The text tables are independent reads: in parallel, each in its own work process.
+	found := make([][]soaprfc.Struct, len(tables))
+	err := b.parallel(ctx, len(tables), func(ctx context.Context, i int) error {
+		tt, types := tables[i], byTable[tables[i]]
 		names := make([]string, 0, len(types))
 		for n := range types {
 			names = append(names, n)
 		}
 		sort.Strings(names) // the same request for the same page
-		rows, err := optional(lookup(ctx, c, cred, tt[0], []string{tt[1], tt[3]}, tt[1], names, tt[2]+" = "+lang))
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
+		return b.slot(ctx, func() (err error) {
+			found[i], err = optional(lookup(ctx, c, cred, tt[0], []string{tt[1], tt[3]}, tt[1], names, tt[2]+" = "+lang))
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, tt := range tables {
+		for _, r := range found[i] {
 			name := trimmed(r, tt[1])
-			for _, typ := range types[name] {
+			for _, typ := range byTable[tt][name] {
 				out[typ+"/"+name] = trimmed(r, tt[3])
 			}
 		}

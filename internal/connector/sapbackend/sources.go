@@ -174,8 +174,23 @@ type fetchedSource struct {
 // positions; the first error wins and cancels the reads still running.
 func (b *Backend) readSources(ctx context.Context, cred connector.Credentials, refs []objRef, idx []int) ([]fetchedSource, error) {
 	out := make([]fetchedSource, len(refs))
-	if len(idx) == 0 {
-		return out, nil
+	err := b.parallel(ctx, len(idx), func(ctx context.Context, j int) error {
+		src, ok, err := b.source(ctx, cred, refs[idx[j]])
+		out[idx[j]] = fetchedSource{src, ok}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// parallel runs f(ctx, i) for i in [0, n) on at most max_concurrent_calls goroutines (each f
+// takes a slot of b.adtSlots around its SAP request, so all pages of the system share the
+// limit). The first error wins and cancels the calls still running.
+func (b *Backend) parallel(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -185,20 +200,17 @@ func (b *Backend) readSources(ctx context.Context, cred connector.Credentials, r
 		wg    sync.WaitGroup
 	)
 	next := make(chan int)
-	for range min(len(idx), cap(b.adtSlots)) {
+	for range min(n, cap(b.adtSlots)) {
 		wg.Go(func() {
 			for i := range next {
-				src, ok, err := b.source(ctx, cred, refs[i])
-				if err != nil {
+				if err := f(ctx, i); err != nil {
 					once.Do(func() { first = err; cancel() })
-					continue
 				}
-				out[i] = fetchedSource{src, ok}
 			}
 		})
 	}
 feed:
-	for _, i := range idx {
+	for i := range n {
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -208,10 +220,18 @@ feed:
 	close(next)
 	wg.Wait()
 	if first != nil {
-		return nil, first
+		return first
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	return ctx.Err()
+}
+
+// slot runs f holding one of the system's parallel-call slots.
+func (b *Backend) slot(ctx context.Context, f func() error) error {
+	select {
+	case b.adtSlots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return out, nil
+	defer func() { <-b.adtSlots }()
+	return f()
 }
