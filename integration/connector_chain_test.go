@@ -142,18 +142,3 @@ func TestConnectorChainServesTheDemoPhrases(t *testing.T) {
 		assert.True(t, served[want], "the connector served %s; it served %v", want, served)
 	}
 }
-
-// toolErrors joins the errors of a turn's failed tool calls.
-func toolErrors(evs []event) string {
-	var b strings.Builder
-	for _, ev := range evs {
-		if ev.Type == "tool_error" {
-			var te struct {
-				Error string `json:"error"`
-			}
-			_ = json.Unmarshal(ev.Raw, &te)
-			b.WriteString(te.Error + "\n")
-		}
-	}
-	return b.String()
-}

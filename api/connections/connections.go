@@ -214,24 +214,6 @@ func (s *Handler) createConnection(c *gin.Context) {
 	c.JSON(http.StatusCreated, created)
 }
 
-// connectionAccess resolves :id and :connId (404 when the connection is not in the workspace).
-func (s *Handler) connectionAccess(c *gin.Context, needAdmin bool) (store.Connection, bool) {
-	w, ok := s.Access.Workspace(c, "id", needAdmin)
-	if !ok {
-		return store.Connection{}, false
-	}
-	id, ok := httpx.UUIDParam(c, "connId", "connection")
-	if !ok {
-		return store.Connection{}, false
-	}
-	conn, err := s.Store.GetConnection(c.Request.Context(), w.ID, id)
-	if err != nil {
-		s.Access.StoreFailed(c, err, "connection")
-		return conn, false
-	}
-	return conn, true
-}
-
 func (s *Handler) getConnection(c *gin.Context) {
 	if conn, ok := s.Access.Connection(c, false); ok {
 		c.JSON(http.StatusOK, conn)
