@@ -4,18 +4,16 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/sapagent/sapagent/internal/app"
-	"github.com/sapagent/sapagent/internal/auth"
 	"github.com/sapagent/sapagent/internal/config"
+	"github.com/sapagent/sapagent/internal/devtoken"
 	"github.com/sapagent/sapagent/internal/offlinellm"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
@@ -35,8 +33,12 @@ commands:
 Configuration comes from environment variables; see README.md.`
 
 func main() {
-	if len(os.Args) < 2 {
+	if len(os.Args) < 2 || isHelp(os.Args[1]) {
 		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if err := checkArgs(os.Args[1], os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "sapagent: %v\n\n%s\n", err, usage)
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -44,7 +46,7 @@ func main() {
 	defer stop()
 	cfg, err := config.Load()
 	if err == nil {
-		err = runCommand(ctx, os.Args[1], cfg, log)
+		err = runCommand(ctx, os.Args[1], os.Args[2:], cfg, log)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sapagent:", err)
@@ -52,7 +54,27 @@ func main() {
 	}
 }
 
-func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Logger) error {
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "help" }
+
+// checkArgs refuses arguments a command does not take before anything starts: a mistyped
+// command line must not run a server on the default ports.
+func checkArgs(cmd string, args []string) error {
+	switch cmd {
+	case "token":
+		return nil // parsed by devtoken.Run
+	case "migrate", "api", "worker", "offline-llm", "rotate-secrets":
+		if len(args) > 0 {
+			return fmt.Errorf("%s takes no arguments (configuration comes from environment variables), got %q", cmd, args)
+		}
+		return nil
+	case "sapsim":
+		return nil // answered with where the simulator went
+	default:
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func runCommand(ctx context.Context, cmd string, args []string, cfg config.Config, log *slog.Logger) error {
 	switch cmd {
 	case "migrate":
 		return store.Migrate(ctx, cfg.DatabaseURL)
@@ -101,7 +123,7 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 	case "sapsim":
 		return errors.New("the SAP simulator is its own binary now: run sapagent-sapsim [--abapgit <folder>] [--landscape-objects N] (make sapsim)")
 	case "token":
-		return printToken(cfg, os.Args[2:])
+		return devtoken.Run(cfg, args, os.Stdout)
 	case "rotate-secrets":
 		deps, err := app.Open(ctx, cfg, log)
 		if err != nil {
@@ -118,33 +140,6 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
 	}
-}
-
-// printToken mints an HS256 token with AUTH_JWT_SECRET (in development, the dev stack's
-// generated secret in DATA_DIR), so the README's curl examples work.
-func printToken(cfg config.Config, args []string) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	user := fs.String("user", "", "the user id (token subject)")
-	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *user == "" {
-		return fmt.Errorf("token: --user is required")
-	}
-	cfg, err := cfg.WithDevSecrets()
-	if err != nil {
-		return err
-	}
-	if cfg.AuthJWTSecret == "" {
-		return fmt.Errorf("token: minting needs AUTH_JWT_SECRET (a JWKS setup gets tokens from its identity provider)")
-	}
-	tok, err := auth.Mint([]byte(cfg.AuthJWTSecret), *user, *ttl, cfg.AuthAudience, cfg.AuthIssuer)
-	if err != nil {
-		return err
-	}
-	fmt.Println(tok)
-	return nil
 }
 
 func offlineRules() ([]offlinellm.Rule, error) {
