@@ -15,6 +15,7 @@ import (
 	"github.com/sapagent/sapagent/api/liveconn"
 	"github.com/sapagent/sapagent/internal/landscape"
 	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -24,7 +25,7 @@ import (
 // workspace is 404 like an unknown one.
 
 func (s *Reads) landscape() landscape.Reader {
-	return landscape.Reader{DB: s.Store.Pool, Cache: s.Cache}
+	return landscape.Reader{Index: sapindex.New(s.Store.Pool), Cache: s.Cache}
 }
 
 // The GETs that read over whole indexes (dashboard, diff, inventory, Clean Core) have budgets of
