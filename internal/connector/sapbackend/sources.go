@@ -18,10 +18,12 @@ import (
 // hide ADT's round trips. The agent's abap_source tool never uses the cache: a user asking
 // for a source gets SAP's current one.
 //
-// Correctness rule: an entry is valid until the system's next probe.
-//   - system_info (a full sync's probe reads it) and probe_changes from seq 0 clear the cache:
-//     the change tables do not show every change (changes.go: CDS and tables outside
+// Correctness rule: an entry is valid until the next sync's probe.
+//   - a full sync's probe (system_info with full_sync) and probe_changes from seq 0 clear the
+//     cache: the change tables do not show every change (changes.go: CDS and tables outside
 //     transports, $TMP deletions), so a full sync never reads a source cached before it began.
+//     Other system_info calls (health checks, connection tests) leave it: one between two pages
+//     of a sync would make the sync read every source again.
 //   - every poll of SAP's change tables (probe_changes, a delta page) evicts the objects it
 //     found changed, and probe_changes also those it reports: a delta re-reads exactly them.
 //
