@@ -182,7 +182,7 @@ func (a *Activities) ProbeChanges(ctx context.Context, in workflows.ProbeInput) 
 	wait := a.syncWaiter(runID, in.WorkspaceID, in.ConnectionID, mode, workflows.StepProbe)
 	if in.Full {
 		var info sap.SystemInfo
-		if err := callConnector(ctx, api, sap.EndpointSystemInfo, struct{}{}, &info); err != nil {
+		if err := callConnector(ctx, api, sap.EndpointSystemInfo, sap.SystemInfoRequest{FullSync: true}, &info); err != nil {
 			return workflows.ProbeResult{}, wait.failed(ctx, connectorError("system info", err))
 		}
 		wait.resumed(ctx)

@@ -22,6 +22,7 @@ import (
 	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/store/storetest"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -116,8 +117,7 @@ func newSyncFixture(t *testing.T, opts sapsim.Options) *syncFixture {
 		Environment: "development", CredentialMode: store.CredentialTechnicalUserAll})
 	require.NoError(t, err)
 	f.conn = conn.ID
-	kid, ct := keys.Seal([]byte(sapsim.ECCConnectorKey), secrets.ConnectionSecretAAD(conn.ID.String(), "connector_key"))
-	require.NoError(t, a.Store.SetConnectionSecret(ctx, conn.ID, "connector_key", store.SealedValue{KeyID: kid, Ciphertext: ct}))
+	storetest.ConnectorKey(t, a.Store, keys, conn.ID, sapsim.ECCConnectorKey)
 
 	f.runID = uuid.New()
 	_, err = a.index().StartSyncRun(ctx, sapindex.SyncRun{ID: f.runID, WorkspaceID: f.ws, ConnectionID: f.conn, WorkflowID: "sync/" + f.conn.String(),

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"math"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/sapagent/sapagent/api/liveconn"
 	"github.com/sapagent/sapagent/internal/landscape"
 	"github.com/sapagent/sapagent/internal/sap"
+	"github.com/sapagent/sapagent/internal/sapindex"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -23,7 +25,7 @@ import (
 // workspace is 404 like an unknown one.
 
 func (s *Reads) landscape() landscape.Reader {
-	return landscape.Reader{DB: s.Store.Pool, Cache: s.Cache}
+	return landscape.Reader{Index: sapindex.New(s.Store.Pool), Cache: s.Cache}
 }
 
 // The GETs that read over whole indexes (dashboard, diff, inventory, Clean Core) have budgets of
@@ -108,8 +110,42 @@ func (s *Reads) indexedConnection(c *gin.Context, ws store.Workspace, param stri
 	return g, true
 }
 
-// landscapeList writes the list envelope of a landscape page.
-func landscapeList[T any](c *gin.Context, p landscape.Page[T], extra gin.H) {
+// cursorKeys is how many strings key the landscape lists' cursors.
+const cursorKeys = 2
+
+// pageRead reads one page of a landscape list over the indexed connections its query named
+// and returns what the envelope adds to data, next_cursor and has_more.
+type pageRead[T any] func(ctx context.Context, graphs []landscape.Graph, cur *landscape.Cursor, limit int) (landscape.Page[T], gin.H, error)
+
+// servePage is what every landscape list does after reading its own filters: ?cursor= and
+// ?limit=, the indexed connections named by params (two must differ), one read (a failure is
+// a store error about what), and the list envelope.
+func servePage[T any](s *Reads, c *gin.Context, what string, params []string, read pageRead[T]) {
+	_, limit, ok := httpx.PageParams(c, false)
+	if !ok {
+		return
+	}
+	cur, err := landscape.DecodeCursor(c.Query("cursor"), cursorKeys)
+	if err != nil {
+		httpx.BadRequest(c, "invalid_cursor", err.Error())
+		return
+	}
+	if len(params) == 2 && c.Query(params[0]) != "" && c.Query(params[0]) == c.Query(params[1]) {
+		httpx.BadRequest(c, "invalid_field", params[0]+" and "+params[1]+" must be two different connections")
+		return
+	}
+	w := httpx.WorkspaceOf(c)
+	graphs := make([]landscape.Graph, len(params))
+	for i, param := range params {
+		if graphs[i], ok = s.indexedConnection(c, w, param); !ok {
+			return
+		}
+	}
+	p, extra, err := read(c.Request.Context(), graphs, cur, limit)
+	if err != nil {
+		s.Access.StoreFailed(c, err, what)
+		return
+	}
 	var next any
 	if p.Next != nil {
 		next = p.Next.Encode()
@@ -119,20 +155,6 @@ func landscapeList[T any](c *gin.Context, p landscape.Page[T], extra gin.H) {
 		body[k] = v
 	}
 	c.JSON(http.StatusOK, body)
-}
-
-// landscapeCursor reads ?cursor= and ?limit= for a list keyed by n strings.
-func landscapeCursor(c *gin.Context, n int) (*landscape.Cursor, int, bool) {
-	_, limit, ok := httpx.PageParams(c, false)
-	if !ok {
-		return nil, 0, false
-	}
-	cur, err := landscape.DecodeCursor(c.Query("cursor"), n)
-	if err != nil {
-		httpx.BadRequest(c, "invalid_cursor", err.Error())
-		return nil, 0, false
-	}
-	return cur, limit, true
 }
 
 // objectFilter reads ?type=&package=&custom=&q= (names are upper case in SAP).
@@ -191,7 +213,6 @@ func (s *Reads) getDashboard(c *gin.Context) {
 // getDashboardDiff: what differs between two indexed connections of the workspace: counts of
 // each kind and one page of ?kind= (only_left, only_right, changed; default changed).
 func (s *Reads) getDashboardDiff(c *gin.Context) {
-	w := httpx.WorkspaceOf(c)
 	kind := c.DefaultQuery("kind", landscape.DiffChanged)
 	if !landscape.ValidDiffKind(kind) {
 		httpx.BadRequest(c, "invalid_field", "kind must be only_left, only_right or changed")
@@ -201,59 +222,29 @@ func (s *Reads) getDashboardDiff(c *gin.Context) {
 	if !ok {
 		return
 	}
-	cur, limit, ok := landscapeCursor(c, 2)
-	if !ok {
-		return
-	}
-	if c.Query("left") != "" && c.Query("left") == c.Query("right") {
-		httpx.BadRequest(c, "invalid_field", "left and right must be two different connections")
-		return
-	}
-	left, ok := s.indexedConnection(c, w, "left")
-	if !ok {
-		return
-	}
-	right, ok := s.indexedConnection(c, w, "right")
-	if !ok {
-		return
-	}
-	ctx := c.Request.Context()
-	counts, err := s.landscape().DiffCounts(ctx, left, right, f)
-	if err != nil {
-		s.Access.StoreFailed(c, err, "diff")
-		return
-	}
-	p, err := s.landscape().Diff(ctx, left, right, kind, f, cur, limit)
-	if err != nil {
-		s.Access.StoreFailed(c, err, "diff")
-		return
-	}
-	landscapeList(c, p, gin.H{"kind": kind, "counts": counts,
-		"left":  gin.H{"connection_id": left.ConnectionID, "name": left.Name, "system_type": left.SystemType, "generation": left.Generation},
-		"right": gin.H{"connection_id": right.ConnectionID, "name": right.Name, "system_type": right.SystemType, "generation": right.Generation}})
+	servePage(s, c, "diff", []string{"left", "right"}, func(ctx context.Context, gs []landscape.Graph, cur *landscape.Cursor, limit int) (landscape.Page[landscape.DiffItem], gin.H, error) {
+		left, right := gs[0], gs[1]
+		counts, err := s.landscape().DiffCounts(ctx, left, right, f)
+		if err != nil {
+			return landscape.Page[landscape.DiffItem]{}, nil, err
+		}
+		p, err := s.landscape().Diff(ctx, left, right, kind, f, cur, limit)
+		return p, gin.H{"kind": kind, "counts": counts,
+			"left":  gin.H{"connection_id": left.ConnectionID, "name": left.Name, "system_type": left.SystemType, "generation": left.Generation},
+			"right": gin.H{"connection_id": right.ConnectionID, "name": right.Name, "system_type": right.SystemType, "generation": right.Generation}}, err
+	})
 }
 
 // getDashboardObjects: the object inventory of one connection with filters.
 func (s *Reads) getDashboardObjects(c *gin.Context) {
-	w := httpx.WorkspaceOf(c)
 	f, ok := objectFilter(c)
 	if !ok {
 		return
 	}
-	cur, limit, ok := landscapeCursor(c, 2)
-	if !ok {
-		return
-	}
-	g, ok := s.indexedConnection(c, w, "connection_id")
-	if !ok {
-		return
-	}
-	p, err := s.landscape().Objects(c.Request.Context(), g, f, cur, limit)
-	if err != nil {
-		s.Access.StoreFailed(c, err, "objects")
-		return
-	}
-	landscapeList(c, p, gin.H{"generation": g.Generation})
+	servePage(s, c, "objects", []string{"connection_id"}, func(ctx context.Context, gs []landscape.Graph, cur *landscape.Cursor, limit int) (landscape.Page[landscape.Object], gin.H, error) {
+		p, err := s.landscape().Objects(ctx, gs[0], f, cur, limit)
+		return p, gin.H{"generation": gs[0].Generation}, err
+	})
 }
 
 // levelParam reads ?level= (A–D, any case).
@@ -268,7 +259,6 @@ func levelParam(c *gin.Context) (string, bool) {
 
 // getCleanCore: the distribution over levels and one page of the objects with findings.
 func (s *Reads) getCleanCore(c *gin.Context) {
-	w := httpx.WorkspaceOf(c)
 	level, ok := levelParam(c)
 	if !ok {
 		return
@@ -278,26 +268,15 @@ func (s *Reads) getCleanCore(c *gin.Context) {
 		httpx.BadRequest(c, "invalid_field", "package is longer than 40 characters")
 		return
 	}
-	cur, limit, ok := landscapeCursor(c, 2)
-	if !ok {
-		return
-	}
-	g, ok := s.indexedConnection(c, w, "connection_id")
-	if !ok {
-		return
-	}
-	ctx := c.Request.Context()
-	summary, err := s.landscape().CleanCoreSummary(ctx, g, pkg)
-	if err != nil {
-		s.Access.StoreFailed(c, err, "clean core")
-		return
-	}
-	p, err := s.landscape().Findings(ctx, g, landscape.FindingFilter{Level: level, Package: pkg}, cur, limit)
-	if err != nil {
-		s.Access.StoreFailed(c, err, "clean core")
-		return
-	}
-	landscapeList(c, p, gin.H{"summary": summary, "generation": g.Generation, "connection_id": g.ConnectionID, "system_type": g.SystemType})
+	servePage(s, c, "clean core", []string{"connection_id"}, func(ctx context.Context, gs []landscape.Graph, cur *landscape.Cursor, limit int) (landscape.Page[landscape.Finding], gin.H, error) {
+		g := gs[0]
+		summary, err := s.landscape().CleanCoreSummary(ctx, g, pkg)
+		if err != nil {
+			return landscape.Page[landscape.Finding]{}, nil, err
+		}
+		p, err := s.landscape().Findings(ctx, g, landscape.FindingFilter{Level: level, Package: pkg}, cur, limit)
+		return p, gin.H{"summary": summary, "generation": g.Generation, "connection_id": g.ConnectionID, "system_type": g.SystemType}, err
+	})
 }
 
 // getCleanCoreObject: one object's level with every reason and its conversion items. The
@@ -324,26 +303,15 @@ func (s *Reads) getCleanCoreObject(c *gin.Context) {
 
 // getDocs lists the connection's generated docs (?kind=).
 func (s *Reads) getDocs(c *gin.Context) {
-	w := httpx.WorkspaceOf(c)
 	kind := c.Query("kind")
 	if kind != "" && !landscape.ValidDocKind(kind) {
 		httpx.BadRequest(c, "invalid_field", "kind must be package, object, er_diagram or business_process")
 		return
 	}
-	cur, limit, ok := landscapeCursor(c, 2)
-	if !ok {
-		return
-	}
-	g, ok := s.indexedConnection(c, w, "connection_id")
-	if !ok {
-		return
-	}
-	p, err := s.landscape().Docs(c.Request.Context(), g, kind, cur, limit)
-	if err != nil {
-		s.Access.StoreFailed(c, err, "docs")
-		return
-	}
-	landscapeList(c, p, gin.H{"generation": g.Generation})
+	servePage(s, c, "docs", []string{"connection_id"}, func(ctx context.Context, gs []landscape.Graph, cur *landscape.Cursor, limit int) (landscape.Page[landscape.Doc], gin.H, error) {
+		p, err := s.landscape().Docs(ctx, gs[0], kind, cur, limit)
+		return p, gin.H{"generation": gs[0].Generation}, err
+	})
 }
 
 // getDoc answers one doc: raw Markdown for Accept: text/markdown or ?format=markdown, else JSON.

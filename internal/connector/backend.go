@@ -42,7 +42,7 @@ func (c Credentials) LogValue() slog.Value {
 // 504 TIMEOUT and any other error 503 SYSTEM_UNAVAILABLE. Embed Unsupported to map endpoints
 // one at a time: the rest answer 422 NOT_SUPPORTED with a reason.
 type Backend interface {
-	SystemInfo(ctx context.Context, cred Credentials) (*sap.SystemInfo, error)
+	SystemInfo(ctx context.Context, cred Credentials, req sap.SystemInfoRequest) (*sap.SystemInfo, error)
 	ProbeChanges(ctx context.Context, cred Credentials, req sap.ProbeChangesRequest) (*sap.ProbeChangesResponse, error)
 	TableSchema(ctx context.Context, cred Credentials, req sap.TableSchemaRequest) (*sap.TableSchema, error)
 	ReadTable(ctx context.Context, cred Credentials, req sap.ReadTableRequest) (*sap.ReadTableResponse, error)
@@ -82,7 +82,7 @@ func (u Unsupported) not(endpoint string) *sap.Error {
 	return NotSupported("the connector does not map %s onto SAP's interfaces yet (system %s); see docs/connector.md", endpoint, u.SystemID)
 }
 
-func (u Unsupported) SystemInfo(context.Context, Credentials) (*sap.SystemInfo, error) {
+func (u Unsupported) SystemInfo(context.Context, Credentials, sap.SystemInfoRequest) (*sap.SystemInfo, error) {
 	return nil, u.not(sap.EndpointSystemInfo)
 }
 func (u Unsupported) ProbeChanges(context.Context, Credentials, sap.ProbeChangesRequest) (*sap.ProbeChangesResponse, error) {
@@ -161,8 +161,8 @@ func dispatch(ctx context.Context, b Backend, endpoint string, cred Credentials,
 	}
 	switch endpoint {
 	case sap.EndpointSystemInfo:
-		var req struct{}
-		return call(&req, func() (any, error) { return b.SystemInfo(ctx, cred) })
+		var req sap.SystemInfoRequest
+		return call(&req, func() (any, error) { return b.SystemInfo(ctx, cred, req) })
 	case sap.EndpointProbeChanges:
 		var req sap.ProbeChangesRequest
 		return call(&req, func() (any, error) { return b.ProbeChanges(ctx, cred, req) })

@@ -33,7 +33,7 @@ type Server struct {
 type system struct {
 	cfg     System
 	backend Backend
-	slots   chan struct{} // max_concurrent_calls
+	slots   *CallSlots // max_concurrent_calls, shared with the backend (SlotSharer)
 }
 
 // NewServer builds the server; backends maps each system ID to its Backend (one per system).
@@ -50,7 +50,11 @@ func NewServer(cfg *Config, backends map[string]Backend, store *IdempotencyStore
 		if !ok {
 			return nil, fmt.Errorf("connector: no backend for system %s", sys.ID)
 		}
-		s.systems[sys.ID] = &system{cfg: sys, backend: b, slots: make(chan struct{}, sys.MaxConcurrentCalls)}
+		slots := NewCallSlots(sys.MaxConcurrentCalls)
+		if sh, ok := b.(SlotSharer); ok {
+			sh.ShareCallSlots(slots)
+		}
+		s.systems[sys.ID] = &system{cfg: sys, backend: b, slots: slots}
 	}
 	return s, nil
 }
@@ -246,15 +250,16 @@ func (s *Server) run(ctx context.Context, sys *system, endpoint string, cred Cre
 	queue := time.NewTimer(time.Duration(sys.cfg.Timeouts.Queue))
 	defer queue.Stop()
 	select {
-	case sys.slots <- struct{}{}:
+	case sys.slots.pool <- struct{}{}:
 	case <-queue.C:
 		return encodeErr(protoError(http.StatusServiceUnavailable, sap.ErrSystemUnavailable,
-			"all %d calls to system %s are busy (max_concurrent_calls); none freed up within %s", cap(sys.slots), sys.cfg.ID, time.Duration(sys.cfg.Timeouts.Queue)))
+			"all %d calls to system %s are busy (max_concurrent_calls); none freed up within %s", sys.slots.Cap(), sys.cfg.ID, time.Duration(sys.cfg.Timeouts.Queue)))
 	case <-ctx.Done():
 		return encodeErr(protoError(http.StatusGatewayTimeout, sap.ErrTimeout, "the caller gave up while waiting for a free call slot of system %s", sys.cfg.ID))
 	}
-	defer func() { <-sys.slots }()
-	cctx, cancel := context.WithTimeout(ctx, time.Duration(sys.cfg.Timeouts.Call))
+	defer func() { <-sys.slots.pool }()
+	// The backend's parallel reads for this call may use its slot while the call waits for them.
+	cctx, cancel := context.WithTimeout(sys.slots.holding(ctx), time.Duration(sys.cfg.Timeouts.Call))
 	defer cancel()
 	decode := func(v any) error {
 		dec := json.NewDecoder(bytes.NewReader(body))

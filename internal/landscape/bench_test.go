@@ -61,8 +61,8 @@ func BenchmarkLandscapeReads(b *testing.B) {
 	}
 	b.Logf("filled 2 × %d entries in %s", n, time.Since(start).Round(time.Second))
 
-	r := landscape.Reader{DB: st.Pool} // every figure computed
-	cachedReader := landscape.Reader{DB: st.Pool, Cache: &landscape.Cache{}}
+	r := landscape.Reader{Index: sapindex.New(st.Pool)} // every figure computed
+	cachedReader := landscape.Reader{Index: sapindex.New(st.Pool), Cache: &landscape.Cache{}}
 	lg, err := r.Graph(ctx, ws.ID, left.ID)
 	require.NoError(b, err)
 	rg, err := r.Graph(ctx, ws.ID, right.ID)

@@ -17,7 +17,7 @@ type CleanCoreSummary struct {
 
 // CleanCoreSummary counts the connection's analysed objects per level (optionally of one package).
 func (r Reader) CleanCoreSummary(ctx context.Context, g Graph, pkg string) (CleanCoreSummary, error) {
-	counts, err := r.index().LevelCounts(ctx, g, pkg)
+	counts, err := r.Index.LevelCounts(ctx, g, pkg)
 	if err != nil {
 		return CleanCoreSummary{}, err
 	}
@@ -39,7 +39,7 @@ func findingKeys(f Finding) []string { return []string{f.Type, f.Name} }
 
 // Findings pages through the objects with at least one reason, in (type, name) order.
 func (r Reader) Findings(ctx context.Context, g Graph, f FindingFilter, cur *Cursor, limit int) (Page[Finding], error) {
-	items, err := r.index().Findings(ctx, g, f, after(cur, 2), limit+1)
+	items, err := r.Index.Findings(ctx, g, f, after(cur, 2), limit+1)
 	if err != nil {
 		return Page[Finding]{}, err
 	}
@@ -48,5 +48,5 @@ func (r Reader) Findings(ctx context.Context, g Graph, f FindingFilter, cur *Cur
 
 // CleanCoreObject loads one object's analysis; store.ErrNotFound when it has none.
 func (r Reader) CleanCoreObject(ctx context.Context, g Graph, objType, name string) (CleanCoreObject, error) {
-	return r.index().CleanCoreObject(ctx, g, objType, name)
+	return r.Index.CleanCoreObject(ctx, g, objType, name)
 }

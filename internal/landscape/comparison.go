@@ -58,7 +58,7 @@ func (r Reader) compare(ctx context.Context, left, right Graph) (*comparison, er
 		}
 		return i
 	}
-	err := r.index().CompareEntries(ctx, left, right, func(e sapindex.ComparedEntry) error {
+	err := r.Index.CompareEntries(ctx, left, right, func(e sapindex.ComparedEntry) error {
 		c.names = append(c.names, e.Name...)
 		o := comparedObject{end: uint32(len(c.names)), typ: intern(types, &c.types, e.Type), left: -1, right: -1}
 		if e.InLeft {

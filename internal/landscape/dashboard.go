@@ -40,7 +40,7 @@ func (r Reader) Dashboard(ctx context.Context, g Graph, topPackages int) (Dashbo
 		d.CleanCore[l] = 0
 	}
 	var err error
-	if d.LastRuns, err = r.index().LastRuns(ctx, g.ConnectionID); err != nil {
+	if d.LastRuns, err = r.Index.LastRuns(ctx, g.ConnectionID); err != nil {
 		return d, err
 	}
 	if g.Generation == 0 {
@@ -54,7 +54,7 @@ func (r Reader) Dashboard(ctx context.Context, g Graph, topPackages int) (Dashbo
 	d.ByType = fig.ByType
 	d.ByPackage = fig.ByPackage[:min(topPackages, len(fig.ByPackage))]
 	d.ByComponent = fig.ByComponent[:min(topPackages, len(fig.ByComponent))]
-	levels, err := r.index().LevelCounts(ctx, g, "")
+	levels, err := r.Index.LevelCounts(ctx, g, "")
 	for l, n := range levels {
 		d.CleanCore[l] = n
 	}
@@ -75,7 +75,7 @@ func (f figures) bytes() int64 {
 }
 
 func (r Reader) figures(ctx context.Context, g Graph) (figures, error) {
-	f, err := r.index().Figures(ctx, g, MaxTop)
+	f, err := r.Index.Figures(ctx, g, MaxTop)
 	if err != nil {
 		return figures{}, err
 	}

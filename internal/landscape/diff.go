@@ -63,7 +63,7 @@ func (r Reader) diff(ctx context.Context, left, right Graph, kind string, f Obje
 	if kind == DiffOnlyRight {
 		listed = right
 	}
-	x := r.index()
+	x := r.Index
 	// The walk's upper bound: the window-th key of the listed side (nil: fewer follow).
 	bound, err := x.WindowEnd(ctx, listed, f, k, window)
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sapagent/sapagent/internal/sapindex"
 )
@@ -24,13 +23,11 @@ import (
 // Reader answers the landscape's read routes. sapindex runs every query (the read model's SQL
 // and result types are there); the Reader pages, caches and compares over its reads.
 type Reader struct {
-	DB    *pgxpool.Pool // the store's, which the index is in
-	Cache *Cache        // figures over whole indexes, per index version (nil: computed every time)
+	Index *sapindex.Index // the index's tables and read model
+	Cache *Cache          // figures over whole indexes, per index version (nil: computed every time)
 	// DiffWindow: how many objects a diff page walks at most (0: DefaultDiffWindow).
 	DiffWindow int
 }
-
-func (r Reader) index() *sapindex.Index { return sapindex.New(r.DB) }
 
 // The read model's types, named here for the API.
 type (
@@ -62,12 +59,12 @@ var ErrNoIndex = errors.New("the connection has no index yet")
 // Graph loads a connection of the workspace with its index state; store.ErrNotFound when the
 // workspace has no such connection.
 func (r Reader) Graph(ctx context.Context, workspaceID, connectionID uuid.UUID) (Graph, error) {
-	return r.index().Graph(ctx, workspaceID, connectionID)
+	return r.Index.Graph(ctx, workspaceID, connectionID)
 }
 
 // Graphs lists every connection of the workspace with its index state, by name.
 func (r Reader) Graphs(ctx context.Context, workspaceID uuid.UUID) ([]Graph, error) {
-	return r.index().Graphs(ctx, workspaceID)
+	return r.Index.Graphs(ctx, workspaceID)
 }
 
 // Indexed loads a connection that has an index: store.ErrNotFound or ErrNoIndex otherwise.

@@ -35,7 +35,7 @@ func newFixture(t *testing.T) fixture {
 	require.NoError(t, err)
 	ws2, err := st.CreateWorkspace(ctx, org.ID, "HR", "alice")
 	require.NoError(t, err)
-	f := fixture{r: landscape.Reader{DB: st.Pool},
+	f := fixture{r: landscape.Reader{Index: sapindex.New(st.Pool)},
 		ecc: landscapetest.Connection(t, st, ws.ID, "ECC PRD", "ECC"), s4: landscapetest.Connection(t, st, ws.ID, "S4 QAS", "S4HANA"),
 		none: landscapetest.Connection(t, st, ws.ID, "BW", "ECC"), ot: landscapetest.Connection(t, st, ws2.ID, "Other", "ECC")}
 
@@ -328,7 +328,7 @@ func TestDocsAndSource(t *testing.T) {
 func TestCacheFollowsTheIndexVersion(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	r := landscape.Reader{DB: f.r.DB, Cache: &landscape.Cache{}}
+	r := landscape.Reader{Index: f.r.Index, Cache: &landscape.Cache{}}
 	d, err := r.Dashboard(ctx, f.graph(t, f.ecc), 20)
 	require.NoError(t, err)
 	require.Equal(t, int64(6), d.Objects)
@@ -361,7 +361,7 @@ func TestDiffPagesWalkABoundedWindow(t *testing.T) {
 	ctx := context.Background()
 	ecc, s4 := f.graph(t, f.ecc), f.graph(t, f.s4)
 	for _, window := range []int{1, 2, 3, 100} {
-		r := landscape.Reader{DB: f.r.DB, DiffWindow: window}
+		r := landscape.Reader{Index: f.r.Index, DiffWindow: window}
 		yes := true
 		for _, tc := range []struct {
 			kind   string
@@ -408,7 +408,7 @@ func TestDiffPagesWalkABoundedWindow(t *testing.T) {
 func TestDiffCountsOfANewQueryReuseTheComparison(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	r := landscape.Reader{DB: f.r.DB, Cache: &landscape.Cache{}}
+	r := landscape.Reader{Index: f.r.Index, Cache: &landscape.Cache{}}
 	ecc, s4 := f.graph(t, f.ecc), f.graph(t, f.s4)
 	c, err := r.DiffCounts(ctx, ecc, s4, landscape.ObjectFilter{Query: "sales"})
 	require.NoError(t, err)

@@ -66,6 +66,13 @@ type ErrorDetail struct {
 	Exception string `json:"exception,omitempty"`
 }
 
+// SystemInfoRequest is the request of system_info. FullSync marks the probe that starts a full
+// sync: the connector then forgets the sources it cached for earlier syncs. A health check or a
+// connection test sends {} and leaves them, so it never empties the cache under a running sync.
+type SystemInfoRequest struct {
+	FullSync bool `json:"full_sync,omitempty"`
+}
+
 // SystemInfo is the response of system_info.
 type SystemInfo struct {
 	SystemID   string      `json:"system_id"`   // SID, e.g. "ECC"

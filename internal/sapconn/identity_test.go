@@ -4,14 +4,11 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,6 +18,7 @@ import (
 	"github.com/sapagent/sapagent/internal/saptools"
 	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
+	"github.com/sapagent/sapagent/internal/store/storetest"
 	"github.com/sapagent/sapagent/internal/tools"
 )
 
@@ -63,21 +61,7 @@ type identityFixture struct {
 func newIdentityFixture(t *testing.T, mode string) *identityFixture {
 	t.Helper()
 	ctx := context.Background()
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	u.Path = "/sapagent_identity_" + uuid.NewString()[:8]
-	dbURL := u.String()
-	require.NoError(t, store.EnsureDatabase(ctx, dbURL))
-	t.Cleanup(func() { _ = store.DropDatabase(context.Background(), dbURL) })
-	require.NoError(t, store.Migrate(ctx, dbURL))
-	st, err := store.Open(ctx, dbURL)
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-
+	st, _ := storetest.New(t)
 	keys, err := secrets.ParseKeys(secrets.NewKey(), "")
 	require.NoError(t, err)
 	land := sapsim.NewLandscape(sapsim.Options{})
@@ -85,10 +69,7 @@ func newIdentityFixture(t *testing.T, mode string) *identityFixture {
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 
-	org, err := st.CreateOrg(ctx, "Acme", "rita")
-	require.NoError(t, err)
-	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", "rita")
-	require.NoError(t, err)
+	ws := storetest.Workspace(t, st, "rita")
 	conn, err := st.CreateConnection(ctx, store.Connection{WorkspaceID: ws.ID, Name: "ECC", SystemType: "ECC",
 		ConnectorURL: srv.URL + "/ECC", Environment: "development", CredentialMode: mode})
 	require.NoError(t, err)
@@ -99,15 +80,11 @@ func newIdentityFixture(t *testing.T, mode string) *identityFixture {
 }
 
 func (f *identityFixture) setSecret(t *testing.T, key string) {
-	kid, ct := f.keys.Seal([]byte(key), secrets.ConnectionSecretAAD(f.conn.ID.String(), "connector_key"))
-	require.NoError(t, f.st.SetConnectionSecret(context.Background(), f.conn.ID, "connector_key", store.SealedValue{KeyID: kid, Ciphertext: ct}))
+	storetest.ConnectorKey(t, f.st, f.keys, f.conn.ID, key)
 }
 
 func (f *identityFixture) login(t *testing.T, sapUser string) {
-	pw := sapsim.DefaultUsers()[sapUser]
-	kid, ct := f.keys.Seal([]byte(pw), secrets.CredentialAAD(f.user, f.conn.ID.String()))
-	_, err := f.st.SetCredential(context.Background(), f.user, f.conn.ID, sapUser, store.SealedValue{KeyID: kid, Ciphertext: ct})
-	require.NoError(t, err)
+	storetest.Login(t, f.st, f.keys, f.user, f.conn.ID, sapUser, sapsim.DefaultUsers()[sapUser])
 }
 
 func (f *identityFixture) executor(t *testing.T) *saptools.Executor {

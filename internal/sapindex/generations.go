@@ -186,7 +186,7 @@ func (x *Index) SetCounts(ctx context.Context, connectionID uuid.UUID, counts Co
 
 // ComputeCounts counts a generation's index: the fingerprint of Counts.
 func (x *Index) ComputeCounts(ctx context.Context, connectionID uuid.UUID, generation int64) (Counts, error) {
-	c := Counts{CleanCore: map[string]int64{}}
+	var c Counts
 	err := x.Pool.QueryRow(ctx, `SELECT count(*),
 			count(*) FILTER (WHERE category = 'table'),
 			count(*) FILTER (WHERE category IN ('function', 'bapi')),
@@ -211,18 +211,8 @@ func (x *Index) ComputeCounts(ctx context.Context, connectionID uuid.UUID, gener
 	if err := x.Pool.QueryRow(ctx, `SELECT count(*) FROM sap_generated_docs WHERE connection_id = $1`, connectionID).Scan(&c.Docs); err != nil {
 		return Counts{}, fmt.Errorf("count docs: %w", err)
 	}
-	rows, err := x.Pool.Query(ctx, `SELECT level, count(*) FROM clean_core_analysis WHERE connection_id = $1 AND generation = $2 GROUP BY level`, connectionID, generation)
-	if err != nil {
+	if c.CleanCore, err = x.LevelCounts(ctx, Graph{ConnectionID: connectionID, Generation: generation}, ""); err != nil {
 		return Counts{}, fmt.Errorf("count clean core: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var level string
-		var n int64
-		if err := rows.Scan(&level, &n); err != nil {
-			return Counts{}, err
-		}
-		c.CleanCore[level] = n
-	}
-	return c, rows.Err()
+	return c, nil
 }

@@ -37,11 +37,12 @@ type Backend struct {
 	typeMu     sync.Mutex
 	released   releasedState       // what the OData route knows about the system (odata.go)
 	writePkg   writeTableInstalled // Z_SAPAGENT_WRITE_TABLE answered (writetable.go)
-	// The index phases' sources (sources.go): cached between phases, read in parallel under
-	// adtSlots (max_concurrent_calls), which all pages of the system share.
-	sources  *sourceCache
-	adtSlots chan struct{}
-	ahead    *readAhead // index pages read ahead of the platform's request (readahead.go)
+	// The index phases' sources (sources.go), cached between phases.
+	sources *sourceCache
+	// calls are the system's max_concurrent_calls, shared with the server's protocol calls
+	// (ShareCallSlots): parallel reads and read-ahead take one per SAP call.
+	calls *connector.CallSlots
+	ahead *readAhead // index pages read ahead of the platform's request (readahead.go)
 }
 
 // New is the connector's BackendFactory for SAP systems. A client that cannot be built (a bad
@@ -49,7 +50,7 @@ type Backend struct {
 func New(sys connector.System, client *http.Client) connector.Backend {
 	b := &Backend{Unsupported: connector.Unsupported{SystemID: sys.ID}, sys: sys,
 		probe:   connector.HTTPProbe{System: sys, Client: client},
-		sources: newSourceCache(maxCachedSourceBytes), adtSlots: make(chan struct{}, max(1, sys.MaxConcurrentCalls)),
+		sources: newSourceCache(maxCachedSourceBytes), calls: connector.NewCallSlots(sys.MaxConcurrentCalls),
 		ahead: newReadAhead(sys)}
 	if sys.Interfaces.Enabled(connector.InterfaceSOAPRFC) {
 		b.rfc, b.rfcErr = soaprfc.New(soaprfc.Config{BaseURL: sys.URL, Client: sys.Client, Language: sys.Language, HTTPClient: client})
@@ -66,6 +67,10 @@ func New(sys connector.System, client *http.Client) connector.Backend {
 	}
 	return b
 }
+
+// ShareCallSlots makes the backend's own SAP calls take the server's slots of the system
+// (connector.SlotSharer); until then (a backend used without a server) it has slots of its own.
+func (b *Backend) ShareCallSlots(s *connector.CallSlots) { b.calls = s }
 
 // Probe asks each enabled interface of the system over HTTP.
 func (b *Backend) Probe(ctx context.Context) map[string]error { return b.probe.Probe(ctx) }

@@ -283,7 +283,7 @@ func (b *Backend) IndexS4Extensions(ctx context.Context, cred connector.Credenti
 	typ := b.systemType
 	b.typeMu.Unlock()
 	if typ == "" {
-		si, err := b.SystemInfo(ctx, cred)
+		si, err := b.SystemInfo(ctx, cred, sap.SystemInfoRequest{})
 		if err != nil {
 			return nil, err
 		}

@@ -62,7 +62,7 @@ func (b *Backend) isS4(ctx context.Context, cred connector.Credentials) bool {
 	var s4 bool
 	typ := ""
 	if b.rfc != nil {
-		if info, err := b.SystemInfo(ctx, cred); err == nil {
+		if info, err := b.SystemInfo(ctx, cred, sap.SystemInfoRequest{}); err == nil {
 			typ = info.SystemType
 		}
 	}

@@ -15,9 +15,10 @@ import (
 // After serving a page the connector already reads the next one in the background and keeps it
 // for the request that sends that next_cursor. This is valid against any SAP system: the page
 // is exactly what the same request would read a moment later (the cursor's row check and
-// relocation handle a table that moves in between either way). It costs one SAP call beyond
-// the platform's, so it runs only when max_concurrent_calls allows two, and at most one page
-// per system is being read ahead at a time.
+// relocation handle a table that moves in between either way). It runs under one of the
+// system's call slots (max_concurrent_calls, shared with the protocol calls), only when one is
+// free as the page is served, so it never adds a call beyond the limit; at most one page per
+// system is being read ahead at a time.
 
 const (
 	// aheadTTL: a page read ahead and not asked for within this long is dropped (the platform
@@ -96,9 +97,10 @@ func (ra *readAhead) kept() int {
 	return len(ra.pages)
 }
 
-// start reads the page k asks for in the background with read, unless a read-ahead is already
-// running on the system or that page is already kept. The oldest page makes room when full.
-func (ra *readAhead) start(k aheadKey, read func(ctx context.Context) (*sap.IndexPage, error)) {
+// start reads the page k asks for in the background with read under a free slot of calls,
+// unless none is free, a read-ahead is already running on the system or that page is already
+// kept. The oldest page makes room when full.
+func (ra *readAhead) start(k aheadKey, calls *connector.CallSlots, read func(ctx context.Context) (*sap.IndexPage, error)) {
 	if ra.off {
 		return
 	}
@@ -108,11 +110,18 @@ func (ra *readAhead) start(k aheadKey, read func(ctx context.Context) (*sap.Inde
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ra.timeout)
+	ctx, release, ok := calls.TryHold(ctx)
+	if !ok {
+		cancel()
+		<-ra.busy
+		return
+	}
 	p := &aheadPage{done: make(chan struct{}), at: time.Now(), cancel: cancel}
 	ra.mu.Lock()
 	ra.dropExpiredLocked(p.at)
 	if _, ok := ra.pages[k]; ok {
 		ra.mu.Unlock()
+		release()
 		cancel()
 		<-ra.busy
 		return
@@ -132,6 +141,7 @@ func (ra *readAhead) start(k aheadKey, read func(ctx context.Context) (*sap.Inde
 	ra.mu.Unlock()
 	go func() {
 		defer func() { <-ra.busy }()
+		defer release()
 		defer cancel()
 		p.page, p.err = read(ctx)
 		close(p.done)
@@ -161,7 +171,7 @@ func (b *Backend) indexPage(ctx context.Context, cred connector.Credentials, ph 
 	if err == nil && page.NextCursor != "" {
 		next := req
 		next.Cursor = page.NextCursor
-		b.ahead.start(aheadKeyOf(ph.endpoint, cred, next), func(ctx context.Context) (*sap.IndexPage, error) {
+		b.ahead.start(aheadKeyOf(ph.endpoint, cred, next), b.calls, func(ctx context.Context) (*sap.IndexPage, error) {
 			return b.readIndexPage(ctx, cred, ph, next)
 		})
 	}

@@ -18,10 +18,12 @@ import (
 // hide ADT's round trips. The agent's abap_source tool never uses the cache: a user asking
 // for a source gets SAP's current one.
 //
-// Correctness rule: an entry is valid until the system's next probe.
-//   - system_info (a full sync's probe reads it) and probe_changes from seq 0 clear the cache:
-//     the change tables do not show every change (changes.go: CDS and tables outside
+// Correctness rule: an entry is valid until the next sync's probe.
+//   - a full sync's probe (system_info with full_sync) and probe_changes from seq 0 clear the
+//     cache: the change tables do not show every change (changes.go: CDS and tables outside
 //     transports, $TMP deletions), so a full sync never reads a source cached before it began.
+//     Other system_info calls (health checks, connection tests) leave it: one between two pages
+//     of a sync would make the sync read every source again.
 //   - every poll of SAP's change tables (probe_changes, a delta page) evicts the objects it
 //     found changed, and probe_changes also those it reports: a delta re-reads exactly them.
 //
@@ -126,7 +128,7 @@ func (c *sourceCache) evict(changes []sap.Change) {
 }
 
 // source reads an object's source for an index phase: from the cache, else through ADT under
-// one of the system's ADT slots. An object ADT does not have (or cannot show) has none.
+// one of the system's call slots. An object ADT does not have (or cannot show) has none.
 func (b *Backend) source(ctx context.Context, cred connector.Credentials, o objRef) (string, bool, error) {
 	a, err := b.adtClient(sap.EndpointABAPSource)
 	if err != nil {
@@ -137,10 +139,9 @@ func (b *Backend) source(ctx context.Context, cred connector.Credentials, o objR
 		return src, ok, nil
 	}
 	gen := b.sources.generation()
-	select {
-	case b.adtSlots <- struct{}{}:
-	case <-ctx.Done():
-		return "", false, ctx.Err()
+	release, err := b.calls.Take(ctx)
+	if err != nil {
+		return "", false, err
 	}
 	var src string
 	if o.typ == "FUNC" && o.group != "" {
@@ -150,7 +151,7 @@ func (b *Backend) source(ctx context.Context, cred connector.Credentials, o objR
 	if o.typ != "FUNC" || o.group == "" || errors.Is(err, adt.ErrNotSupported) {
 		src, err = a.Source(ctx, adtCred(cred), o.typ, o.name)
 	}
-	<-b.adtSlots
+	release()
 	var ae *adt.Error
 	if errors.As(err, &ae) && (ae.Kind == adt.ErrNotFound || ae.Kind == adt.ErrNotSupported) {
 		b.sources.put(gen, key, o.name, "", false)
@@ -169,9 +170,9 @@ type fetchedSource struct {
 	ok  bool
 }
 
-// readSources reads the sources of refs[i] for each i in idx in parallel, at most the system's
-// max_concurrent_calls ADT requests at once across all pages (b.adtSlots). Results keep refs'
-// positions; the first error wins and cancels the reads still running.
+// readSources reads the sources of refs[i] for each i in idx in parallel, each ADT request under
+// one of the system's call slots (b.calls). Results keep refs' positions; the first error wins
+// and cancels the reads still running.
 func (b *Backend) readSources(ctx context.Context, cred connector.Credentials, refs []objRef, idx []int) ([]fetchedSource, error) {
 	out := make([]fetchedSource, len(refs))
 	err := b.parallel(ctx, len(idx), func(ctx context.Context, j int) error {
@@ -186,8 +187,9 @@ func (b *Backend) readSources(ctx context.Context, cred connector.Credentials, r
 }
 
 // parallel runs f(ctx, i) for i in [0, n) on at most max_concurrent_calls goroutines (each f
-// takes a slot of b.adtSlots around its SAP request, so all pages of the system share the
-// limit). The first error wins and cancels the calls still running.
+// takes a slot of b.calls around its SAP request: the calling protocol call's own, or a free
+// one, so the system never gets more than max_concurrent_calls calls). The first error wins
+// and cancels the calls still running.
 func (b *Backend) parallel(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
@@ -200,7 +202,7 @@ func (b *Backend) parallel(ctx context.Context, n int, f func(ctx context.Contex
 		wg    sync.WaitGroup
 	)
 	next := make(chan int)
-	for range min(n, cap(b.adtSlots)) {
+	for range min(n, b.calls.Cap()) {
 		wg.Go(func() {
 			for i := range next {
 				if err := f(ctx, i); err != nil {
@@ -225,13 +227,12 @@ feed:
 	return ctx.Err()
 }
 
-// slot runs f holding one of the system's parallel-call slots.
+// slot runs f holding one of the system's call slots.
 func (b *Backend) slot(ctx context.Context, f func() error) error {
-	select {
-	case b.adtSlots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	release, err := b.calls.Take(ctx)
+	if err != nil {
+		return err
 	}
-	defer func() { <-b.adtSlots }()
+	defer release()
 	return f()
 }

@@ -118,14 +118,14 @@ func TestSimIndexSourceCacheValidUntilTheNextProbe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A full sync: its probe (system_info) clears the cache.
+	// A full sync: its probe (system_info with full_sync) clears the cache.
 	activate("version 2")
 	var si sap.SystemInfo
-	if err := h.call(t, "", "", sap.EndpointSystemInfo, struct{}{}, &si); err != nil {
+	if err := h.call(t, "", "", sap.EndpointSystemInfo, sap.SystemInfoRequest{FullSync: true}, &si); err != nil {
 		t.Fatal(err)
 	}
 	if src := sourceOf(t, h, "ZCL_PO_HELPER", 0); !strings.Contains(src, "version 2") {
-		t.Fatalf("after system_info custom_code serves the cached source: %q", src)
+		t.Fatalf("after a full sync's system_info custom_code serves the cached source: %q", src)
 	}
 	// A delta: its probe evicts the changed object; the others stay cached.
 	seq := probe(t, h, si.ChangeSeq).LatestSeq
@@ -140,6 +140,47 @@ func TestSimIndexSourceCacheValidUntilTheNextProbe(t *testing.T) {
 	}
 	if n := a.reads.Load() - before; n != 1 {
 		t.Fatalf("after the probe custom_code read %d sources, want only the changed one", n)
+	}
+}
+
+// A health check (system_info without full_sync) between two pages of a sync leaves the source
+// cache: custom_code still reuses every source relationships read.
+func TestSimHealthCheckDuringASyncKeepsTheSourceCache(t *testing.T) {
+	h, a := startWatched(t, "4", 0)
+	var si sap.SystemInfo
+	healthCheck := func() {
+		t.Helper()
+		if err := h.call(t, "", "", sap.EndpointSystemInfo, struct{}{}, &si); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.call(t, "", "", sap.EndpointSystemInfo, sap.SystemInfoRequest{FullSync: true}, &si); err != nil {
+		t.Fatal(err)
+	}
+	pageAll(t, h, sap.EndpointIndexRelationships, 100, 0)
+	read := a.reads.Load()
+	if read == 0 {
+		t.Fatal("relationships read no source")
+	}
+	healthCheck()
+	cursor, pages := "", 0
+	for {
+		var page sap.IndexPage
+		if err := h.call(t, "", "", sap.EndpointIndexCustomCode, sap.IndexRequest{Cursor: cursor, Limit: 3}, &page); err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+		healthCheck()
+	}
+	if pages < 2 {
+		t.Fatalf("custom_code had %d page: too few to check between pages", pages)
+	}
+	if n := a.reads.Load() - read; n != 0 {
+		t.Fatalf("custom_code read %d sources again after health checks between its pages", n)
 	}
 }
 

@@ -16,13 +16,16 @@ import (
 // A system with neither (e.g. a bare NetWeaver), or a user not allowed to read CVERS, gets an
 // empty system_type and no components. change_seq is the newest seq of the connector's change
 // log after a poll (changes.go; not repeated within 30 s); 0 when the log cannot be used.
-// It clears the index phases' source cache.
-func (b *Backend) SystemInfo(ctx context.Context, cred connector.Credentials) (*sap.SystemInfo, error) {
+// A full sync's probe (req.FullSync) clears the index phases' source cache; any other caller
+// (a health check, a connection test) leaves it to the sync that filled it.
+func (b *Backend) SystemInfo(ctx context.Context, cred connector.Credentials, req sap.SystemInfoRequest) (*sap.SystemInfo, error) {
 	c, err := b.soap(sap.EndpointSystemInfo)
 	if err != nil {
 		return nil, err
 	}
-	b.sources.clear() // a full sync's probe: it reads no source cached before it (sources.go)
+	if req.FullSync {
+		b.sources.clear() // a full sync reads no source cached before it began (sources.go)
+	}
 	res, err := c.Call(ctx, rfcCred(cred), "RFC_SYSTEM_INFO", soaprfc.Params{})
 	if err != nil {
 		return nil, protoErr(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/internal/secrets"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -50,4 +51,30 @@ func Agent(t testing.TB, st *store.Store) store.Agent {
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit(ctx))
 	return agent
+}
+
+// Workspace creates an org "Acme" and its workspace "Finance", both owned by owner.
+func Workspace(t testing.TB, st *store.Store, owner string) store.Workspace {
+	t.Helper()
+	ctx := context.Background()
+	org, err := st.CreateOrg(ctx, "Acme", owner)
+	require.NoError(t, err)
+	ws, err := st.CreateWorkspace(ctx, org.ID, "Finance", owner)
+	require.NoError(t, err)
+	return ws
+}
+
+// ConnectorKey seals key with keys and stores it as the connection's connector key.
+func ConnectorKey(t testing.TB, st *store.Store, keys *secrets.Keyring, connectionID uuid.UUID, key string) {
+	t.Helper()
+	kid, ct := keys.Seal([]byte(key), secrets.ConnectionSecretAAD(connectionID.String(), "connector_key"))
+	require.NoError(t, st.SetConnectionSecret(context.Background(), connectionID, "connector_key", store.SealedValue{KeyID: kid, Ciphertext: ct}))
+}
+
+// Login seals password with keys and stores it as user's SAP login (sapUser) for the connection.
+func Login(t testing.TB, st *store.Store, keys *secrets.Keyring, user string, connectionID uuid.UUID, sapUser, password string) {
+	t.Helper()
+	kid, ct := keys.Seal([]byte(password), secrets.CredentialAAD(user, connectionID.String()))
+	_, err := st.SetCredential(context.Background(), user, connectionID, sapUser, store.SealedValue{KeyID: kid, Ciphertext: ct})
+	require.NoError(t, err)
 }
