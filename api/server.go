@@ -126,21 +126,22 @@ func (s *Server) Router() *gin.Engine {
 
 	// Everything else: authenticated, then mutations rate-limited per user.
 	a := api.Group("", s.authenticate, s.rateLimit)
-	acc := httpx.Access{Store: s.Store, Log: s.Log}
-	live := liveconn.Live{Access: acc, SAP: s.SAP}
-	syncs := &index.Syncs{Access: acc, Store: s.Store, Temporal: s.Temporal, TaskQueue: s.TaskQueue, TemporalTimeout: s.TemporalTimeout, Log: s.Log}
-	conversations := &chat.Conversations{Access: acc, Store: s.Store, Temporal: s.Temporal, TaskQueue: s.TaskQueue,
-		TemporalTimeout: s.TemporalTimeout, Log: s.Log, MaxMessageBytes: s.MaxMessageBytes, IdleTimeout: s.IdleTimeout,
+	st := s.Store
+	deps := httpx.Deps{Access: httpx.Access{Store: st, Log: s.Log}, Log: s.Log,
+		Temporal: s.Temporal, TaskQueue: s.TaskQueue, TemporalTimeout: s.TemporalTimeout}
+	live := liveconn.Live{Access: deps.Access, SAP: s.SAP}
+	syncs := &index.Syncs{Deps: deps, Store: st}
+	conversations := &chat.Conversations{Deps: deps, Store: st, MaxMessageBytes: s.MaxMessageBytes, IdleTimeout: s.IdleTimeout,
 		ValidateModel: s.ValidateModel, MaxLoopSteps: s.MaxLoopSteps, MaxQueued: s.MaxQueued, ApprovalTimeout: s.ApprovalTimeout, RunEvents: s.RunEvents}
 	op.Mount(a)
-	(&tenancy.Handler{Access: acc, Store: s.Store, Temporal: s.Temporal, TaskQueue: s.TaskQueue, TemporalTimeout: s.TemporalTimeout, Log: s.Log}).Mount(a)
-	(&index.Reads{Access: acc, Store: s.Store, Limiter: s.limiter, Cache: &s.landscapeCache, Live: live,
+	(&tenancy.Handler{Deps: deps, Tenancy: st.Tenancy, Deletions: st.Deletions, Policies: st.Actions, Agents: st.Conversations}).Mount(a)
+	(&index.Reads{Deps: deps, Store: st, Limiter: s.limiter, Cache: &s.landscapeCache, Live: live,
 		IndexReadsPerMinute: s.IndexReadsPerMinute, IndexReadsPerWorkspaceMinute: s.IndexReadsPerWorkspaceMinute}).Mount(a)
 	syncs.Mount(a)
-	(&connections.Handler{Access: acc, Store: s.Store, Secrets: s.Secrets, Log: s.Log, Production: s.Production, SAP: s.SAP, Live: live, Syncs: syncs}).Mount(a)
-	(&files.Handler{Access: acc, Store: s.Store, Blobs: s.Blobs, Log: s.Log, MaxFileBytes: s.MaxFileBytes, WorkspaceStorageBytes: s.WorkspaceStorageBytes}).Mount(a)
+	(&connections.Handler{Deps: deps, Connections: st.Connections, Secrets: s.Secrets, Production: s.Production, SAP: s.SAP, Live: live, Syncs: syncs}).Mount(a)
+	(&files.Handler{Deps: deps, Files: st.Files, Blobs: s.Blobs, MaxFileBytes: s.MaxFileBytes, WorkspaceStorageBytes: s.WorkspaceStorageBytes}).Mount(a)
 	conversations.Mount(a)
-	(&chat.Streams{Access: acc, Store: s.Store, Bus: s.Bus, Hub: s.Hub, Temporal: s.Temporal, Log: s.Log, Limiter: s.limiter,
+	(&chat.Streams{Deps: deps, Store: st, Bus: s.Bus, Hub: s.Hub, Limiter: s.limiter,
 		Conversations: conversations, AllowedOrigins: s.AllowedOrigins, MaxMessageBytes: s.MaxMessageBytes,
 		MaxSocketsPerUser: s.MaxSocketsPerUser, AccessCheckEvery: s.AccessCheckEvery}).Mount(a)
 	return r

@@ -34,7 +34,7 @@ func TestAttachmentsAreCheckedBeforeDelivery(t *testing.T) {
 		return id
 	}
 	mine, elsewhere := file(ws.ID), file(other.ID)
-	s := &Conversations{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &Conversations{Store: st, Deps: httpx.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	agent := store.Agent{ID: uuid.New(), WorkspaceID: ws.ID}
 
 	ids, o := s.checkAttachments(ctx, agent, "alice", []string{mine.String()})

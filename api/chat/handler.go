@@ -3,11 +3,9 @@
 package chat
 
 import (
-	"log/slog"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/sdk/client"
 
 	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/api/ratelimit"
@@ -17,12 +15,8 @@ import (
 
 // Conversations holds what the agent and conversation routes use.
 type Conversations struct {
-	Access          httpx.Access
-	Store           *store.Store
-	Temporal        client.Client
-	TaskQueue       string
-	TemporalTimeout time.Duration
-	Log             *slog.Logger
+	httpx.Deps
+	Store *store.Store // creating an agent writes its row in a transaction with its workflow's start
 
 	MaxMessageBytes int
 	IdleTimeout     time.Duration
@@ -53,12 +47,10 @@ func (s *Conversations) Mount(a *gin.RouterGroup) {
 
 // Streams holds what the event streams use; their commands run through Conversations.
 type Streams struct {
-	Access        httpx.Access
+	httpx.Deps
 	Store         *store.Store
 	Bus           *events.Bus
-	Hub           *events.Hub // this process's shared subscriptions
-	Temporal      client.Client
-	Log           *slog.Logger
+	Hub           *events.Hub        // this process's shared subscriptions
 	Limiter       *ratelimit.Limiter // WebSocket commands share the mutations' budget
 	Conversations *Conversations
 

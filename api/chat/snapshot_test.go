@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/events"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/store/storetest"
@@ -93,7 +94,7 @@ func TestInitSnapshotHoldsTheNewestMessages(t *testing.T) {
 	require.NoError(t, st.SaveMessages(ctx, msgs))
 
 	// An idle agent's snapshot needs neither Temporal nor the event log.
-	s := &Streams{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &Streams{Store: st, Deps: httpx.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	init, err := s.snapshot(ctx, agent, events.AgentTopic(agent.ID.String()), events.Cursor{})
 	require.NoError(t, err)
 	got := init["messages"].([]store.Message)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/internal/store/storetest"
 )
@@ -45,7 +46,7 @@ func TestRemovedMembersStreamsEndWithinOnePeriod(t *testing.T) {
 	require.NoError(t, err)
 
 	period := 200 * time.Millisecond
-	s := &Streams{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessCheckEvery: period}
+	s := &Streams{Store: st, Deps: httpx.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, AccessCheckEvery: period}
 	later := time.Now().Add(time.Hour)
 	bobs := []*streamGuard{s.guardStream(ws.ID, "bob", later), s.guardStream(ws.ID, "bob", later), s.guardStream(ws.ID, "bob", later)}
 	alices := s.guardStream(ws.ID, "alice", later)
@@ -79,7 +80,7 @@ func TestRemovedMembersStreamsEndWithinOnePeriod(t *testing.T) {
 }
 
 func TestTokenExpiryEndsStreamsAndRefusesCommands(t *testing.T) {
-	s := &Streams{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessCheckEvery: time.Hour}
+	s := &Streams{Deps: httpx.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, AccessCheckEvery: time.Hour}
 	g := s.guardStream(uuid.New(), "bob", time.Now().Add(50*time.Millisecond))
 	defer s.releaseStream(g)
 	select {

@@ -177,7 +177,7 @@ func guardFor(serverProduction bool, c store.Connection) sap.Guard {
 
 func (s *Handler) listConnections(c *gin.Context) {
 	w := httpx.WorkspaceOf(c)
-	conns, err := s.Store.ListConnections(c.Request.Context(), w.ID)
+	conns, err := s.Connections.ListConnections(c.Request.Context(), w.ID)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "connections")
 		return
@@ -199,14 +199,14 @@ func (s *Handler) createConnection(c *gin.Context) {
 	if !req.apply(c, s.Production, true, &conn) {
 		return
 	}
-	created, err := s.Store.CreateConnection(c.Request.Context(), conn)
+	created, err := s.Connections.CreateConnection(c.Request.Context(), conn)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "connection")
 		return
 	}
 	// The connection exists only with its sync schedules: if Temporal refuses them, the row goes.
 	if !s.Syncs.EnsureSchedules(c, created) {
-		if err := s.Store.DeleteConnection(context.WithoutCancel(c.Request.Context()), created.WorkspaceID, created.ID); err != nil {
+		if err := s.Connections.DeleteConnection(context.WithoutCancel(c.Request.Context()), created.WorkspaceID, created.ID); err != nil {
 			s.Log.Error("remove connection whose schedules failed", "connection", created.ID, "error", err)
 		}
 		return
@@ -238,7 +238,7 @@ func (s *Handler) updateConnection(c *gin.Context) {
 	if scheduleChanged && !s.Syncs.EnsureSchedules(c, conn) {
 		return
 	}
-	updated, err := s.Store.UpdateConnection(c.Request.Context(), conn)
+	updated, err := s.Connections.UpdateConnection(c.Request.Context(), conn)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "connection")
 		return
@@ -256,7 +256,7 @@ func (s *Handler) deleteConnection(c *gin.Context) {
 	if !s.Syncs.StopConnectionSyncs(c, conn) {
 		return
 	}
-	if err := s.Store.DeleteConnection(c.Request.Context(), conn.WorkspaceID, conn.ID); err != nil {
+	if err := s.Connections.DeleteConnection(c.Request.Context(), conn.WorkspaceID, conn.ID); err != nil {
 		s.Access.StoreFailed(c, err, "connection")
 		return
 	}
@@ -272,7 +272,7 @@ func (s *Handler) listSecrets(c *gin.Context) {
 	if !ok {
 		return
 	}
-	names, err := s.Store.ListConnectionSecretNames(c.Request.Context(), conn.ID)
+	names, err := s.Connections.ListConnectionSecretNames(c.Request.Context(), conn.ID)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "secrets")
 		return
@@ -304,7 +304,7 @@ func (s *Handler) setSecret(c *gin.Context) {
 		return
 	}
 	keyID, ct := s.Secrets.Seal([]byte(req.Value), secrets.ConnectionSecretAAD(conn.ID.String(), name))
-	if err := s.Store.SetConnectionSecret(c.Request.Context(), conn.ID, name, store.SealedValue{KeyID: keyID, Ciphertext: ct}); err != nil {
+	if err := s.Connections.SetConnectionSecret(c.Request.Context(), conn.ID, name, store.SealedValue{KeyID: keyID, Ciphertext: ct}); err != nil {
 		s.Access.StoreFailed(c, err, "secret")
 		return
 	}
@@ -316,7 +316,7 @@ func (s *Handler) deleteSecret(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if err := s.Store.DeleteConnectionSecret(c.Request.Context(), conn.ID, c.Param("name")); err != nil {
+	if err := s.Connections.DeleteConnectionSecret(c.Request.Context(), conn.ID, c.Param("name")); err != nil {
 		s.Access.StoreFailed(c, err, "secret")
 		return
 	}

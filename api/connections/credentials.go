@@ -17,7 +17,7 @@ type credentialRequest struct {
 }
 
 func (s *Handler) listCredentials(c *gin.Context) {
-	creds, err := s.Store.ListCredentials(c.Request.Context(), httpx.User(c))
+	creds, err := s.Connections.ListCredentials(c.Request.Context(), httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "credentials")
 		return
@@ -45,7 +45,7 @@ func (s *Handler) setCredential(c *gin.Context) {
 		return
 	}
 	keyID, ct := s.Secrets.Seal([]byte(req.Password), secrets.CredentialAAD(httpx.User(c), connID.String()))
-	cred, err := s.Store.SetCredential(c.Request.Context(), httpx.User(c), connID, sapUser, store.SealedValue{KeyID: keyID, Ciphertext: ct})
+	cred, err := s.Connections.SetCredential(c.Request.Context(), httpx.User(c), connID, sapUser, store.SealedValue{KeyID: keyID, Ciphertext: ct})
 	if err != nil {
 		s.Access.StoreFailed(c, err, "connection")
 		return
@@ -58,7 +58,7 @@ func (s *Handler) deleteCredential(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if err := s.Store.DeleteCredential(c.Request.Context(), httpx.User(c), connID); err != nil {
+	if err := s.Connections.DeleteCredential(c.Request.Context(), httpx.User(c), connID); err != nil {
 		s.Access.StoreFailed(c, err, "credential")
 		return
 	}

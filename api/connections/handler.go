@@ -3,9 +3,10 @@
 package connections
 
 import (
-	"log/slog"
+	"context"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/api/index"
@@ -17,14 +18,27 @@ import (
 
 // Handler holds what the connection routes use.
 type Handler struct {
-	Access     httpx.Access
-	Store      *store.Store
-	Secrets    *secrets.Keyring
-	Log        *slog.Logger
-	Production bool // ENVIRONMENT=production: connector URLs must be https and not loopback
-	SAP        *sapconn.Resolver
-	Live       liveconn.Live
-	Syncs      *index.Syncs // a connection exists only with its sync schedules
+	httpx.Deps
+	Connections connectionStore
+	Secrets     *secrets.Keyring
+	Production  bool // ENVIRONMENT=production: connector URLs must be https and not loopback
+	SAP         *sapconn.Resolver
+	Live        liveconn.Live
+	Syncs       *index.Syncs // a connection exists only with its sync schedules
+}
+
+// connectionStore is what the connection, secret and credential routes read and write.
+type connectionStore interface {
+	ListConnections(ctx context.Context, workspaceID uuid.UUID) ([]store.Connection, error)
+	CreateConnection(ctx context.Context, c store.Connection) (store.Connection, error)
+	UpdateConnection(ctx context.Context, c store.Connection) (store.ConnectionUpdate, error)
+	DeleteConnection(ctx context.Context, workspaceID, id uuid.UUID) error
+	ListConnectionSecretNames(ctx context.Context, connID uuid.UUID) ([]store.SecretName, error)
+	SetConnectionSecret(ctx context.Context, connID uuid.UUID, name string, v store.SealedValue) error
+	DeleteConnectionSecret(ctx context.Context, connID uuid.UUID, name string) error
+	ListCredentials(ctx context.Context, user string) ([]store.Credential, error)
+	SetCredential(ctx context.Context, user string, connID uuid.UUID, sapUser string, v store.SealedValue) (store.Credential, error)
+	DeleteCredential(ctx context.Context, user string, connID uuid.UUID) error
 }
 
 // Mount adds the connection routes.

@@ -80,7 +80,7 @@ func (s *Handler) uploadFile(c *gin.Context) {
 	}
 	// Checked before the bytes are stored (cheap refusal) and again, atomically, with the row.
 	if s.WorkspaceStorageBytes > 0 {
-		used, err := s.Store.WorkspaceStorageUsed(c.Request.Context(), w.ID)
+		used, err := s.Files.WorkspaceStorageUsed(c.Request.Context(), w.ID)
 		if err != nil {
 			s.Access.StoreFailed(c, err, "file")
 			return
@@ -98,7 +98,7 @@ func (s *Handler) uploadFile(c *gin.Context) {
 		httpx.Unavailable(c, "file storage")
 		return
 	}
-	f, err := s.Store.CreateFile(c.Request.Context(), store.File{
+	f, err := s.Files.CreateFile(c.Request.Context(), store.File{
 		ID: id, WorkspaceID: w.ID, UploadedBy: httpx.User(c), Name: name, ContentType: contentType,
 		Size: header.Size, SHA256: hex.EncodeToString(hash.Sum(nil)), StorageKey: key,
 	}, s.WorkspaceStorageBytes)
@@ -138,7 +138,7 @@ func (s *Handler) fileFor(c *gin.Context) (store.File, bool) {
 	if !ok {
 		return store.File{}, false
 	}
-	f, err := s.Store.GetFileFor(c.Request.Context(), id, httpx.User(c))
+	f, err := s.Files.GetFileFor(c.Request.Context(), id, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "file")
 		return f, false
@@ -183,7 +183,7 @@ func (s *Handler) deleteFile(c *gin.Context) {
 		return
 	}
 	if f.UploadedBy != httpx.User(c) {
-		w, err := s.Store.WorkspaceAccess(c.Request.Context(), f.WorkspaceID, httpx.User(c))
+		w, err := s.Access.Store.WorkspaceAccess(c.Request.Context(), f.WorkspaceID, httpx.User(c))
 		if err != nil {
 			s.Access.StoreFailed(c, err, "file")
 			return
@@ -193,7 +193,7 @@ func (s *Handler) deleteFile(c *gin.Context) {
 			return
 		}
 	}
-	f, err := s.Store.DeleteFileFor(c.Request.Context(), f.ID, httpx.User(c))
+	f, err := s.Files.DeleteFileFor(c.Request.Context(), f.ID, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "file")
 		return

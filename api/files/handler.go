@@ -2,9 +2,10 @@
 package files
 
 import (
-	"log/slog"
+	"context"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/blob"
@@ -13,13 +14,20 @@ import (
 
 // Handler holds what the file routes use.
 type Handler struct {
-	Access       httpx.Access
-	Store        *store.Store
+	httpx.Deps
+	Files        fileStore
 	Blobs        blob.Store
-	Log          *slog.Logger
 	MaxFileBytes int64
 	// WorkspaceStorageBytes caps the bytes of all files of one workspace (0: no cap).
 	WorkspaceStorageBytes int64
+}
+
+// fileStore is what the file routes read and write.
+type fileStore interface {
+	CreateFile(ctx context.Context, f store.File, quota int64) (store.File, error)
+	WorkspaceStorageUsed(ctx context.Context, workspaceID uuid.UUID) (int64, error)
+	GetFileFor(ctx context.Context, id uuid.UUID, user string) (store.File, error)
+	DeleteFileFor(ctx context.Context, id uuid.UUID, user string) (store.File, error)
 }
 
 // Mount adds the file routes.

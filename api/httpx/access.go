@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,10 +12,18 @@ import (
 	"github.com/sapagent/sapagent/internal/store"
 )
 
+// AccessStore is what the access checks read: the caller's role in a workspace or an
+// organization, and a workspace's connection.
+type AccessStore interface {
+	WorkspaceAccess(ctx context.Context, id uuid.UUID, user string) (store.Workspace, error)
+	GetOrg(ctx context.Context, orgID uuid.UUID, user string) (store.Org, error)
+	GetConnection(ctx context.Context, workspaceID, id uuid.UUID) (store.Connection, error)
+}
+
 // Access answers the checks every domain makes before it touches a workspace's or an
 // organization's data, and maps store errors to the API's answers.
 type Access struct {
-	Store *store.Store
+	Store AccessStore
 	Log   *slog.Logger
 }
 

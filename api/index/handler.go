@@ -3,11 +3,7 @@
 package index
 
 import (
-	"log/slog"
-	"time"
-
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/sdk/client"
 
 	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/api/liveconn"
@@ -18,8 +14,8 @@ import (
 
 // Reads holds what the index's read routes use.
 type Reads struct {
-	Access  httpx.Access
-	Store   *store.Store
+	httpx.Deps
+	Store   *store.Store // the index's reads run over the pool (landscape.Reader)
 	Limiter *ratelimit.Limiter
 	Cache   *landscape.Cache // figures over whole SAP indexes, per index version
 	Live    liveconn.Live    // /source falls back to the live connector
@@ -49,12 +45,8 @@ func (s *Reads) Mount(a *gin.RouterGroup) {
 
 // Syncs holds what the sync routes use.
 type Syncs struct {
-	Access          httpx.Access
-	Store           *store.Store
-	Temporal        client.Client
-	TaskQueue       string
-	TemporalTimeout time.Duration
-	Log             *slog.Logger
+	httpx.Deps
+	Store *store.Store // connections, and the runs through sapindex over the pool
 }
 
 // Mount adds the sync routes.

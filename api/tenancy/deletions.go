@@ -33,7 +33,7 @@ func (s deletions) deleteWorkspace(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	orgID, role, err := s.Store.WorkspaceRole(ctx, id, httpx.User(c))
+	orgID, role, err := s.Deletions.WorkspaceRole(ctx, id, httpx.User(c))
 	switch {
 	case err != nil:
 		s.Access.StoreFailed(c, err, "workspace")
@@ -45,7 +45,7 @@ func (s deletions) deleteWorkspace(c *gin.Context) {
 		httpx.Fail(c, http.StatusForbidden, "forbidden", "this needs the workspace admin role")
 		return
 	}
-	if err := s.Store.MarkWorkspaceDeleting(ctx, id); err != nil {
+	if err := s.Deletions.MarkWorkspaceDeleting(ctx, id); err != nil {
 		s.Access.StoreFailed(c, err, "workspace")
 		return
 	}
@@ -60,7 +60,7 @@ func (s deletions) deleteOrg(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	role, err := s.Store.OrgRole(ctx, id, httpx.User(c))
+	role, err := s.Deletions.OrgRole(ctx, id, httpx.User(c))
 	switch {
 	case err != nil:
 		s.Access.StoreFailed(c, err, "organization")
@@ -72,7 +72,7 @@ func (s deletions) deleteOrg(c *gin.Context) {
 		httpx.Fail(c, http.StatusForbidden, "forbidden", "this needs the organization owner role")
 		return
 	}
-	if err := s.Store.MarkOrgDeleting(ctx, id); err != nil {
+	if err := s.Deletions.MarkOrgDeleting(ctx, id); err != nil {
 		s.Access.StoreFailed(c, err, "organization")
 		return
 	}
@@ -142,6 +142,6 @@ func (s deletions) isOrgOwner(c *gin.Context, orgID string) bool {
 	if err != nil {
 		return false
 	}
-	role, err := s.Store.OrgRole(c.Request.Context(), id, httpx.User(c))
+	role, err := s.Deletions.OrgRole(c.Request.Context(), id, httpx.User(c))
 	return err == nil && role == store.RoleOwner
 }

@@ -3,11 +3,10 @@
 package tenancy
 
 import (
-	"log/slog"
-	"time"
+	"context"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/sdk/client"
+	"github.com/google/uuid"
 
 	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/store"
@@ -15,12 +14,48 @@ import (
 
 // Handler holds what the tenancy routes use.
 type Handler struct {
-	Access          httpx.Access
-	Store           *store.Store
-	Temporal        client.Client // deletions run as workflows; removed members' work is stopped
-	TaskQueue       string
-	TemporalTimeout time.Duration
-	Log             *slog.Logger
+	httpx.Deps // Temporal: deletions run as workflows; removed members' work is stopped
+	Tenancy    tenancyStore
+	Deletions  deletionStore
+	Policies   policyStore
+	Agents     busyAgents
+}
+
+// tenancyStore is what the organization, workspace, member and audit-log routes read and write.
+type tenancyStore interface {
+	CreateOrg(ctx context.Context, name, user string) (store.Org, error)
+	GetOrg(ctx context.Context, orgID uuid.UUID, user string) (store.Org, error)
+	ListOrgs(ctx context.Context, user string, after *store.Cursor, limit int) ([]store.Org, error)
+	RenameOrg(ctx context.Context, orgID uuid.UUID, name string) error
+	ListOrgMembers(ctx context.Context, orgID uuid.UUID) ([]store.Member, error)
+	SetOrgMember(ctx context.Context, orgID uuid.UUID, user, role string) (store.Member, []uuid.UUID, error)
+	RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user, actor string) ([]uuid.UUID, error)
+	CreateWorkspace(ctx context.Context, orgID uuid.UUID, name, user string) (store.Workspace, error)
+	ListWorkspaces(ctx context.Context, user string, orgID *uuid.UUID, after *store.Cursor, limit int) ([]store.Workspace, error)
+	UpdateWorkspace(ctx context.Context, id uuid.UUID, actor string, u store.WorkspaceUpdate) error
+	ListWorkspaceMembers(ctx context.Context, id uuid.UUID) ([]store.Member, error)
+	SetWorkspaceMember(ctx context.Context, id uuid.UUID, user, role, actor string) (store.Member, error)
+	RemoveWorkspaceMember(ctx context.Context, id uuid.UUID, user, actor string) ([]uuid.UUID, error)
+	ListAuditLog(ctx context.Context, workspaceID uuid.UUID, after *store.Cursor, limit int) ([]store.AuditEntry, error)
+}
+
+// deletionStore is what the deletion routes check and mark before their workflow starts.
+type deletionStore interface {
+	WorkspaceRole(ctx context.Context, id uuid.UUID, user string) (orgID uuid.UUID, role string, err error)
+	OrgRole(ctx context.Context, id uuid.UUID, user string) (string, error)
+	MarkWorkspaceDeleting(ctx context.Context, id uuid.UUID) error
+	MarkOrgDeleting(ctx context.Context, id uuid.UUID) error
+}
+
+// policyStore holds each member's tool policy in a workspace.
+type policyStore interface {
+	ToolPolicy(ctx context.Context, workspaceID uuid.UUID, user string) (string, error)
+	SetToolPolicy(ctx context.Context, workspaceID uuid.UUID, user, policy string) error
+}
+
+// busyAgents finds the conversations a removed member may still have work in.
+type busyAgents interface {
+	BusyAgentIDs(ctx context.Context, workspaceIDs []uuid.UUID) ([]uuid.UUID, error)
 }
 
 // Mount adds the tenancy routes.

@@ -26,7 +26,7 @@ func (s *Handler) forgetMember(ctx context.Context, workspaces []uuid.UUID, user
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	agents, err := s.Store.BusyAgentIDs(ctx, workspaces)
+	agents, err := s.Agents.BusyAgentIDs(ctx, workspaces)
 	if err != nil {
 		s.Log.Warn("removed member: conversations not listed; their activities refuse her work", "error", err)
 		return

@@ -22,7 +22,7 @@ func (s *Handler) createOrg(c *gin.Context) {
 	if !ok {
 		return
 	}
-	o, err := s.Store.CreateOrg(c.Request.Context(), name, httpx.User(c))
+	o, err := s.Tenancy.CreateOrg(c.Request.Context(), name, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "organization")
 		return
@@ -35,7 +35,7 @@ func (s *Handler) listOrgs(c *gin.Context) {
 	if !ok {
 		return
 	}
-	orgs, err := s.Store.ListOrgs(c.Request.Context(), httpx.User(c), cur, limit+1)
+	orgs, err := s.Tenancy.ListOrgs(c.Request.Context(), httpx.User(c), cur, limit+1)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "organizations")
 		return
@@ -62,7 +62,7 @@ func (s *Handler) updateOrg(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if err := s.Store.RenameOrg(c.Request.Context(), o.ID, name); err != nil {
+	if err := s.Tenancy.RenameOrg(c.Request.Context(), o.ID, name); err != nil {
 		s.Access.StoreFailed(c, err, "organization")
 		return
 	}
@@ -74,7 +74,7 @@ func (s *Handler) listOrgMembers(c *gin.Context) {
 	if !ok {
 		return
 	}
-	members, err := s.Store.ListOrgMembers(c.Request.Context(), o.ID)
+	members, err := s.Tenancy.ListOrgMembers(c.Request.Context(), o.ID)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "members")
 		return
@@ -122,7 +122,7 @@ func (s *Handler) setOrgMember(c *gin.Context, pathUser string) {
 		return
 	}
 	if o.Role != store.RoleOwner {
-		current, err := s.Store.GetOrg(c.Request.Context(), o.ID, user)
+		current, err := s.Tenancy.GetOrg(c.Request.Context(), o.ID, user)
 		if err != nil {
 			s.Access.StoreFailed(c, err, "organization")
 			return
@@ -132,7 +132,7 @@ func (s *Handler) setOrgMember(c *gin.Context, pathUser string) {
 			return
 		}
 	}
-	m, lost, err := s.Store.SetOrgMember(c.Request.Context(), o.ID, user, req.Role)
+	m, lost, err := s.Tenancy.SetOrgMember(c.Request.Context(), o.ID, user, req.Role)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "member")
 		return
@@ -156,7 +156,7 @@ func (s *Handler) removeOrgMember(c *gin.Context) {
 		return
 	}
 	if o.Role != store.RoleOwner && user != httpx.User(c) {
-		target, err := s.Store.GetOrg(c.Request.Context(), o.ID, user)
+		target, err := s.Tenancy.GetOrg(c.Request.Context(), o.ID, user)
 		if err != nil {
 			s.Access.StoreFailed(c, err, "organization")
 			return
@@ -166,7 +166,7 @@ func (s *Handler) removeOrgMember(c *gin.Context) {
 			return
 		}
 	}
-	lost, err := s.Store.RemoveOrgMember(c.Request.Context(), o.ID, user, httpx.User(c))
+	lost, err := s.Tenancy.RemoveOrgMember(c.Request.Context(), o.ID, user, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "member")
 		return

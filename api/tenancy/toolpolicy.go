@@ -13,7 +13,7 @@ import (
 // getToolPolicy returns the caller's tool policy in the workspace.
 func (s *Handler) getToolPolicy(c *gin.Context) {
 	w := httpx.WorkspaceOf(c)
-	p, err := s.Store.ToolPolicy(c.Request.Context(), w.ID, httpx.User(c))
+	p, err := s.Policies.ToolPolicy(c.Request.Context(), w.ID, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "tool policy")
 		return
@@ -43,7 +43,7 @@ func (s *Handler) putToolPolicy(c *gin.Context) {
 		httpx.BadRequest(c, "invalid_policy", "policy must be ask_every_time, run_reads_only or run_everything")
 		return
 	}
-	if err := s.Store.SetToolPolicy(c.Request.Context(), w.ID, httpx.User(c), req.Policy); err != nil {
+	if err := s.Policies.SetToolPolicy(c.Request.Context(), w.ID, httpx.User(c), req.Policy); err != nil {
 		s.Access.StoreFailed(c, err, "tool policy")
 		return
 	}

@@ -39,7 +39,7 @@ func (s *Handler) createWorkspace(c *gin.Context) {
 	if !ok {
 		return
 	}
-	o, err := s.Store.GetOrg(c.Request.Context(), orgID, httpx.User(c))
+	o, err := s.Tenancy.GetOrg(c.Request.Context(), orgID, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "organization")
 		return
@@ -48,7 +48,7 @@ func (s *Handler) createWorkspace(c *gin.Context) {
 		httpx.Fail(c, http.StatusForbidden, "forbidden", "creating a workspace needs the organization admin role")
 		return
 	}
-	w, err := s.Store.CreateWorkspace(c.Request.Context(), orgID, name, httpx.User(c))
+	w, err := s.Tenancy.CreateWorkspace(c.Request.Context(), orgID, name, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "workspace")
 		return
@@ -70,7 +70,7 @@ func (s *Handler) listWorkspaces(c *gin.Context) {
 		}
 		orgID = &id
 	}
-	ws, err := s.Store.ListWorkspaces(c.Request.Context(), httpx.User(c), orgID, cur, limit+1)
+	ws, err := s.Tenancy.ListWorkspaces(c.Request.Context(), httpx.User(c), orgID, cur, limit+1)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "workspaces")
 		return
@@ -113,7 +113,7 @@ func (s *Handler) updateWorkspace(c *gin.Context) {
 		}
 		u.Name = &name
 	}
-	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, httpx.User(c), u); err != nil {
+	if err := s.Tenancy.UpdateWorkspace(c.Request.Context(), w.ID, httpx.User(c), u); err != nil {
 		s.Access.StoreFailed(c, err, "workspace")
 		return
 	}
@@ -127,7 +127,7 @@ func (s *Handler) updateWorkspace(c *gin.Context) {
 
 func (s *Handler) listWorkspaceMembers(c *gin.Context) {
 	w := httpx.WorkspaceOf(c)
-	members, err := s.Store.ListWorkspaceMembers(c.Request.Context(), w.ID)
+	members, err := s.Tenancy.ListWorkspaceMembers(c.Request.Context(), w.ID)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "members")
 		return
@@ -149,7 +149,7 @@ func (s *Handler) addWorkspaceMember(c *gin.Context) {
 		httpx.BadRequest(c, "invalid_role", "role must be admin or member")
 		return
 	}
-	m, err := s.Store.SetWorkspaceMember(c.Request.Context(), w.ID, user, req.Role, httpx.User(c))
+	m, err := s.Tenancy.SetWorkspaceMember(c.Request.Context(), w.ID, user, req.Role, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "member")
 		return
@@ -163,7 +163,7 @@ func (s *Handler) removeWorkspaceMember(c *gin.Context) {
 	if !ok {
 		return
 	}
-	lost, err := s.Store.RemoveWorkspaceMember(c.Request.Context(), w.ID, user, httpx.User(c))
+	lost, err := s.Tenancy.RemoveWorkspaceMember(c.Request.Context(), w.ID, user, httpx.User(c))
 	if err != nil {
 		s.Access.StoreFailed(c, err, "member")
 		return
@@ -193,7 +193,7 @@ func (s *Handler) putWorkspaceSettings(c *gin.Context) {
 		httpx.BadRequest(c, "invalid_json", "settings must not contain NUL characters")
 		return
 	}
-	if err := s.Store.UpdateWorkspace(c.Request.Context(), w.ID, httpx.User(c), store.WorkspaceUpdate{Settings: raw}); err != nil {
+	if err := s.Tenancy.UpdateWorkspace(c.Request.Context(), w.ID, httpx.User(c), store.WorkspaceUpdate{Settings: raw}); err != nil {
 		s.Access.StoreFailed(c, err, "workspace")
 		return
 	}
@@ -208,7 +208,7 @@ func (s *Handler) listAuditLog(c *gin.Context) {
 	if !ok {
 		return
 	}
-	entries, err := s.Store.ListAuditLog(c.Request.Context(), w.ID, cur, limit+1)
+	entries, err := s.Tenancy.ListAuditLog(c.Request.Context(), w.ID, cur, limit+1)
 	if err != nil {
 		s.Access.StoreFailed(c, err, "audit log")
 		return

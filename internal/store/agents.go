@@ -7,7 +7,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// Conversations is the conversation aggregate: agents, their messages, summaries and the
+// contents of queued messages.
+type Conversations struct{ pool *pgxpool.Pool }
 
 // Agent is one conversation.
 type Agent struct {
@@ -48,13 +53,13 @@ func CreateAgent(ctx context.Context, tx pgx.Tx, a Agent) (Agent, error) {
 }
 
 // GetAgent loads one agent.
-func (s *Store) GetAgent(ctx context.Context, id uuid.UUID) (Agent, error) {
-	return scanAgent(s.Pool.QueryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = $1`, id))
+func (s *Conversations) GetAgent(ctx context.Context, id uuid.UUID) (Agent, error) {
+	return scanAgent(s.pool.QueryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = $1`, id))
 }
 
 // SetAgentStatus records the conversation's lifecycle state (idle, active, waiting).
-func (s *Store) SetAgentStatus(ctx context.Context, id uuid.UUID, status string) error {
-	_, err := s.Pool.Exec(ctx, `UPDATE agents SET status = $2, updated_at = now() WHERE id = $1 AND status <> $2`, id, status)
+func (s *Conversations) SetAgentStatus(ctx context.Context, id uuid.UUID, status string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE agents SET status = $2, updated_at = now() WHERE id = $1 AND status <> $2`, id, status)
 	return err
 }
 
@@ -64,16 +69,16 @@ var (
 )
 
 // GetAgentFor loads an agent the user may see; ErrNotFound when it does not exist or is not visible.
-func (s *Store) GetAgentFor(ctx context.Context, id uuid.UUID, user string) (Agent, error) {
-	return scanAgent(s.Pool.QueryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = $1 AND `+visibleAgent, id, user))
+func (s *Conversations) GetAgentFor(ctx context.Context, id uuid.UUID, user string) (Agent, error) {
+	return scanAgent(s.pool.QueryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = $1 AND `+visibleAgent, id, user))
 }
 
 // ListAgentsFor lists a workspace's agents the user may see, newest first; archived ones only
 // when asked. The membership check is part of the query, so the common case is one round
 // trip; an empty result does not tell "no agents" from "not a member" (check WorkspaceAccess).
-func (s *Store) ListAgentsFor(ctx context.Context, workspaceID uuid.UUID, user string, archived bool, after *Cursor, limit int) ([]Agent, error) {
+func (s *Conversations) ListAgentsFor(ctx context.Context, workspaceID uuid.UUID, user string, archived bool, after *Cursor, limit int) ([]Agent, error) {
 	t, id := cursorArgs(after)
-	rows, err := s.Pool.Query(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.workspace_id = $1
+	rows, err := s.pool.Query(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.workspace_id = $1
 		AND (a.archived_at IS NOT NULL) = $3 AND (a.created_at, a.id) < ($4, $5) AND `+memberOfWorkspace+`
 		ORDER BY a.created_at DESC, a.id DESC LIMIT $6`, workspaceID, user, archived, t, id, limit)
 	if err != nil {
@@ -83,14 +88,24 @@ func (s *Store) ListAgentsFor(ctx context.Context, workspaceID uuid.UUID, user s
 }
 
 // UpdateAgent renames and/or archives (true) or restores (false) an agent the user may see.
-func (s *Store) UpdateAgent(ctx context.Context, id uuid.UUID, user string, name *string, archived *bool, model *string) (Agent, error) {
-	return scanAgent(s.Pool.QueryRow(ctx, `UPDATE agents a SET name = coalesce($3, a.name), model = coalesce($5, a.model),
+func (s *Conversations) UpdateAgent(ctx context.Context, id uuid.UUID, user string, name *string, archived *bool, model *string) (Agent, error) {
+	return scanAgent(s.pool.QueryRow(ctx, `UPDATE agents a SET name = coalesce($3, a.name), model = coalesce($5, a.model),
 		archived_at = CASE WHEN $4::boolean IS NULL THEN a.archived_at WHEN $4 THEN coalesce(a.archived_at, now()) ELSE NULL END,
 		updated_at = now() WHERE a.id = $1 AND `+visibleAgent+` RETURNING `+agentColumns, id, user, name, archived, model))
 }
 
 // SetAgentTitle stores the generated title.
-func (s *Store) SetAgentTitle(ctx context.Context, id uuid.UUID, title string) error {
-	_, err := s.Pool.Exec(ctx, `UPDATE agents SET title = $2, updated_at = now() WHERE id = $1`, id, CleanText(title))
+func (s *Conversations) SetAgentTitle(ctx context.Context, id uuid.UUID, title string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE agents SET title = $2, updated_at = now() WHERE id = $1`, id, CleanText(title))
 	return err
+}
+
+// BusyAgentIDs lists the agents of these workspaces whose conversation is not idle: a running
+// turn, queued messages or pending approvals live only there.
+func (s *Conversations) BusyAgentIDs(ctx context.Context, workspaceIDs []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM agents WHERE workspace_id = ANY($1) AND status <> 'idle' ORDER BY id`, workspaceIDs)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 }

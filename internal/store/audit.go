@@ -69,9 +69,9 @@ func auditJSON(v any) ([]byte, error) {
 }
 
 // ListAuditLog lists a workspace's audit rows, newest first.
-func (s *Store) ListAuditLog(ctx context.Context, workspaceID uuid.UUID, after *Cursor, limit int) ([]AuditEntry, error) {
+func (s *Tenancy) ListAuditLog(ctx context.Context, workspaceID uuid.UUID, after *Cursor, limit int) ([]AuditEntry, error) {
 	t, id := cursorArgs(after)
-	rows, err := s.Pool.Query(ctx, `SELECT id, workspace_id, actor, action, subject, before, after, created_at FROM workspace_audit_log
+	rows, err := s.pool.Query(ctx, `SELECT id, workspace_id, actor, action, subject, before, after, created_at FROM workspace_audit_log
 		WHERE workspace_id = $1 AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT $4`, workspaceID, t, id, limit)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// Connections is the connection aggregate: a workspace's SAP connections, their sealed secrets
+// and each user's own SAP credentials.
+type Connections struct{ pool *pgxpool.Pool }
 
 // Connection is one named SAP system of a workspace.
 type Connection struct {
@@ -66,14 +71,14 @@ func scanConnection(r pgx.Row) (Connection, error) {
 }
 
 // CreateConnection adds a connection; a duplicate name in the workspace is ErrConflict.
-func (s *Store) CreateConnection(ctx context.Context, c Connection) (Connection, error) {
+func (s *Connections) CreateConnection(ctx context.Context, c Connection) (Connection, error) {
 	if c.CredentialMode == "" {
 		c.CredentialMode = CredentialUserLoginRequired
 	}
 	c.SyncFullCron = cmp.Or(c.SyncFullCron, DefaultSyncFullCron)
 	c.SyncDeltaCron = cmp.Or(c.SyncDeltaCron, DefaultSyncDeltaCron)
 	c.SyncTimeZone = cmp.Or(c.SyncTimeZone, DefaultSyncTimeZone)
-	return scanConnection(s.Pool.QueryRow(ctx, `INSERT INTO workspace_connections
+	return scanConnection(s.pool.QueryRow(ctx, `INSERT INTO workspace_connections
 		(id, workspace_id, name, system_type, connector_url, environment, simulated, credential_mode, sync_full_cron, sync_delta_cron, sync_timezone)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		RETURNING `+connectionColumns, uuid.New(), c.WorkspaceID, c.Name, c.SystemType, c.ConnectorURL, c.Environment, c.Simulated, c.CredentialMode,
@@ -81,14 +86,14 @@ func (s *Store) CreateConnection(ctx context.Context, c Connection) (Connection,
 }
 
 // GetConnection loads a connection of the given workspace.
-func (s *Store) GetConnection(ctx context.Context, workspaceID, id uuid.UUID) (Connection, error) {
-	return scanConnection(s.Pool.QueryRow(ctx, `SELECT `+connectionColumns+` FROM workspace_connections
+func (s *Connections) GetConnection(ctx context.Context, workspaceID, id uuid.UUID) (Connection, error) {
+	return scanConnection(s.pool.QueryRow(ctx, `SELECT `+connectionColumns+` FROM workspace_connections
 		WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 }
 
 // ListConnections lists a workspace's connections by name.
-func (s *Store) ListConnections(ctx context.Context, workspaceID uuid.UUID) ([]Connection, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT `+connectionColumns+` FROM workspace_connections WHERE workspace_id = $1 ORDER BY name`, workspaceID)
+func (s *Connections) ListConnections(ctx context.Context, workspaceID uuid.UUID) ([]Connection, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+connectionColumns+` FROM workspace_connections WHERE workspace_id = $1 ORDER BY name`, workspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -108,9 +113,9 @@ type ConnectionUpdate struct {
 // the connection is invalidated: its ciphertext is wiped and the reason kept, so the new
 // host can never receive what was entered for the old one, and members see why theirs must
 // be entered again.
-func (s *Store) UpdateConnection(ctx context.Context, c Connection) (ConnectionUpdate, error) {
+func (s *Connections) UpdateConnection(ctx context.Context, c Connection) (ConnectionUpdate, error) {
 	var out ConnectionUpdate
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var oldOrigin string
 		err := tx.QueryRow(ctx, `SELECT connector_origin(connector_url) FROM workspace_connections
 			WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, c.ID, c.WorkspaceID).Scan(&oldOrigin)
@@ -165,9 +170,9 @@ func originLabel(origin string) string {
 // holds locks the cascade needs and needs the connection row the delete holds: Postgres breaks
 // that deadlock by aborting one side, and when it is the delete, it is tried again (the page's
 // writer finds the connection gone on its retry).
-func (s *Store) DeleteConnection(ctx context.Context, workspaceID, id uuid.UUID) error {
+func (s *Connections) DeleteConnection(ctx context.Context, workspaceID, id uuid.UUID) error {
 	for try := 0; ; try++ {
-		tag, err := s.Pool.Exec(ctx, `DELETE FROM workspace_connections WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+		tag, err := s.pool.Exec(ctx, `DELETE FROM workspace_connections WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
 		var pg *pgconn.PgError
 		if errors.As(err, &pg) && (pg.Code == "40P01" || pg.Code == "40001") && try < 5 {
 			continue // deadlock_detected, serialization_failure

@@ -20,9 +20,31 @@ import (
 // ErrNotFound is returned when a row does not exist (or is not visible to the caller).
 var ErrNotFound = errors.New("not found")
 
-// Store wraps the pool; its methods are the only SQL in the product.
+// Store is one Postgres pool and the aggregates that query it; their methods are the only SQL
+// in the product. Consumers take the aggregate they need (st.Tenancy, st.Files...) or declare
+// an interface of the few methods they call. The aggregates are embedded so that test fixtures
+// and wiring that set up several of them keep one handle (st.CreateOrg).
 type Store struct {
 	Pool *pgxpool.Pool
+	*Conversations
+	*Tenancy
+	*Deletions
+	*Connections
+	*Files
+	*Actions
+}
+
+// New builds a Store over a pool the caller opened.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{
+		Pool:          pool,
+		Conversations: &Conversations{pool: pool},
+		Tenancy:       &Tenancy{pool: pool},
+		Deletions:     &Deletions{pool: pool},
+		Connections:   &Connections{pool: pool},
+		Files:         &Files{pool: pool},
+		Actions:       &Actions{pool: pool},
+	}
 }
 
 // Open connects a pool and checks the server answers.
@@ -39,7 +61,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres at %s: %w", Redact(databaseURL), err)
 	}
-	return &Store{Pool: pool}, nil
+	return New(pool), nil
 }
 
 // Close releases the pool.

@@ -12,9 +12,9 @@ import (
 // owner or admin of its organization, and the workspace is not being deleted. Tools and SAP
 // calls ask it when they run, so a removed member's work stops at once (docs/api.md, "Removing
 // a member").
-func (s *Store) CanUseWorkspace(ctx context.Context, workspaceID uuid.UUID, user string) (bool, error) {
+func (s *Tenancy) CanUseWorkspace(ctx context.Context, workspaceID uuid.UUID, user string) (bool, error) {
 	var ok bool
-	err := s.Pool.QueryRow(ctx, `SELECT `+memberOfWorkspace, workspaceID, user).Scan(&ok)
+	err := s.pool.QueryRow(ctx, `SELECT `+memberOfWorkspace, workspaceID, user).Scan(&ok)
 	return ok, err
 }
 
@@ -50,20 +50,4 @@ func forgetLostAccess(ctx context.Context, tx pgx.Tx, orgID uuid.UUID, user stri
 	_, err = tx.Exec(ctx, `DELETE FROM user_connection_credentials u USING workspace_connections c
 		WHERE u.connection_id = c.id AND u.user_id = $1 AND c.workspace_id = ANY($2)`, user, lost)
 	return lost, err
-}
-
-// BusyAgentIDs lists the agents of these workspaces whose conversation is not idle: a running
-// turn, queued messages or pending approvals live only there.
-func (s *Store) BusyAgentIDs(ctx context.Context, workspaceIDs []uuid.UUID) ([]uuid.UUID, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT id FROM agents WHERE workspace_id = ANY($1) AND status <> 'idle' ORDER BY id`, workspaceIDs)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-}
-
-// DropParkedMessages deletes the parked contents of queued messages that will never run.
-func (s *Store) DropParkedMessages(ctx context.Context, agentID uuid.UUID, ids []uuid.UUID) error {
-	_, err := s.Pool.Exec(ctx, `DELETE FROM parked_messages WHERE agent_id = $1 AND id = ANY($2)`, agentID, ids)
-	return err
 }

@@ -29,9 +29,9 @@ type Message struct {
 
 // SaveMessage writes a message idempotently: an activity retry that saves the same ID again
 // returns the row already stored instead of a second copy.
-func (s *Store) SaveMessage(ctx context.Context, m Message) (Message, error) {
+func (s *Conversations) SaveMessage(ctx context.Context, m Message) (Message, error) {
 	m = withDefaults(m)
-	row := s.Pool.QueryRow(ctx, insertMessage+` RETURNING `+messageColumns,
+	row := s.pool.QueryRow(ctx, insertMessage+` RETURNING `+messageColumns,
 		m.ID, m.AgentID, m.Seq, m.Role, m.Content, m.Status, m.Model, m.PromptTokens, m.CompletionTokens, m.Parts, m.ToolCallID)
 	return scanMessage(row)
 }
@@ -55,13 +55,13 @@ func withDefaults(m Message) Message {
 }
 
 // SaveMessages writes several messages in one round trip (a step's tool results), idempotently.
-func (s *Store) SaveMessages(ctx context.Context, msgs []Message) error {
+func (s *Conversations) SaveMessages(ctx context.Context, msgs []Message) error {
 	batch := &pgx.Batch{}
 	for _, m := range msgs {
 		m = withDefaults(m)
 		batch.Queue(insertMessage, m.ID, m.AgentID, m.Seq, m.Role, m.Content, m.Status, m.Model, m.PromptTokens, m.CompletionTokens, m.Parts, m.ToolCallID)
 	}
-	return s.Pool.SendBatch(ctx, batch).Close()
+	return s.pool.SendBatch(ctx, batch).Close()
 }
 
 const messageColumns = `id, agent_id, seq, role, content, status, model, prompt_tokens, completion_tokens, parts, tool_call_id, created_at`
@@ -75,21 +75,21 @@ func scanMessage(row pgx.Row) (Message, error) {
 }
 
 // ListMessages returns an agent's messages with seq > afterSeq in seq order, at most limit.
-func (s *Store) ListMessages(ctx context.Context, agentID uuid.UUID, afterSeq int64, limit int) ([]Message, error) {
+func (s *Conversations) ListMessages(ctx context.Context, agentID uuid.UUID, afterSeq int64, limit int) ([]Message, error) {
 	return s.queryMessages(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE agent_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, agentID, afterSeq, limit)
 }
 
 // ListMessagesBefore is the newest limit messages with seq < beforeSeq, in seq order: a page of
 // older history for a client that scrolls back from its init snapshot.
-func (s *Store) ListMessagesBefore(ctx context.Context, agentID uuid.UUID, beforeSeq int64, limit int) ([]Message, error) {
+func (s *Conversations) ListMessagesBefore(ctx context.Context, agentID uuid.UUID, beforeSeq int64, limit int) ([]Message, error) {
 	return s.queryMessages(ctx, `SELECT * FROM (SELECT `+messageColumns+` FROM messages
 		WHERE agent_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3) page ORDER BY seq`, agentID, beforeSeq, limit)
 }
 
 // queryMessages runs a query that selects messageColumns.
-func (s *Store) queryMessages(ctx context.Context, sql string, args ...any) ([]Message, error) {
-	rows, err := s.Pool.Query(ctx, sql, args...)
+func (s *Conversations) queryMessages(ctx context.Context, sql string, args ...any) ([]Message, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -102,9 +102,9 @@ func (s *Store) queryMessages(ctx context.Context, sql string, args ...any) ([]M
 
 // LastMessageSeq is the highest seq stored for an agent (0 when it has none); a new workflow
 // run continues numbering from it.
-func (s *Store) LastMessageSeq(ctx context.Context, agentID uuid.UUID) (int64, error) {
+func (s *Conversations) LastMessageSeq(ctx context.Context, agentID uuid.UUID) (int64, error) {
 	var seq int64
-	err := s.Pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM messages WHERE agent_id = $1`, agentID).Scan(&seq)
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM messages WHERE agent_id = $1`, agentID).Scan(&seq)
 	return seq, err
 }
 
@@ -131,8 +131,8 @@ type UserTurn struct {
 // answered by an earlier run (stored below the proposed seq): a re-sent message is recorded once.
 // If the proposed seq is taken by another row the message goes after the last one, so a
 // numbering mismatch can never wedge the conversation.
-func (s *Store) RecordUserMessage(ctx context.Context, m UserTurn) (saved Message, duplicate bool, err error) {
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+func (s *Conversations) RecordUserMessage(ctx context.Context, m UserTurn) (saved Message, duplicate bool, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		saved, err = scanMessage(tx.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE id = $1 AND agent_id = $2`, m.ID, m.AgentID))
 		if err == nil {
 			// Stored by an earlier attempt of this turn (at or after the proposed seq), or by an
@@ -178,8 +178,14 @@ func (s *Store) RecordUserMessage(ctx context.Context, m UserTurn) (saved Messag
 }
 
 // ParkMessage keeps a queued message's content until its turn starts in the next run.
-func (s *Store) ParkMessage(ctx context.Context, id, agentID uuid.UUID, userID, content string) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO parked_messages (id, agent_id, user_id, content) VALUES ($1, $2, $3, $4)
+func (s *Conversations) ParkMessage(ctx context.Context, id, agentID uuid.UUID, userID, content string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO parked_messages (id, agent_id, user_id, content) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (id) DO NOTHING`, id, agentID, userID, CleanText(content))
+	return err
+}
+
+// DropParkedMessages deletes the parked contents of queued messages that will never run.
+func (s *Conversations) DropParkedMessages(ctx context.Context, agentID uuid.UUID, ids []uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM parked_messages WHERE agent_id = $1 AND id = ANY($2)`, agentID, ids)
 	return err
 }

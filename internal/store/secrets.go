@@ -27,8 +27,8 @@ type SealedValue struct {
 
 // SetConnectionSecret stores (or replaces) an encrypted secret, bound to the connection's
 // current connector origin: it is sent only there.
-func (s *Store) SetConnectionSecret(ctx context.Context, connID uuid.UUID, name string, v SealedValue) error {
-	tag, err := s.Pool.Exec(ctx, `INSERT INTO connection_secrets (connection_id, name, key_id, ciphertext, origin)
+func (s *Connections) SetConnectionSecret(ctx context.Context, connID uuid.UUID, name string, v SealedValue) error {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO connection_secrets (connection_id, name, key_id, ciphertext, origin)
 		SELECT id, $2, $3, $4, connector_origin(connector_url) FROM workspace_connections WHERE id = $1
 		ON CONFLICT (connection_id, name) DO UPDATE SET key_id = EXCLUDED.key_id, ciphertext = EXCLUDED.ciphertext,
 			origin = EXCLUDED.origin, invalidated_reason = NULL, updated_at = now()`,
@@ -40,8 +40,8 @@ func (s *Store) SetConnectionSecret(ctx context.Context, connID uuid.UUID, name 
 }
 
 // ListConnectionSecretNames lists the names of a connection's secrets.
-func (s *Store) ListConnectionSecretNames(ctx context.Context, connID uuid.UUID) ([]SecretName, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT name, updated_at, coalesce(invalidated_reason, '') FROM connection_secrets WHERE connection_id = $1 ORDER BY name`, connID)
+func (s *Connections) ListConnectionSecretNames(ctx context.Context, connID uuid.UUID) ([]SecretName, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name, updated_at, coalesce(invalidated_reason, '') FROM connection_secrets WHERE connection_id = $1 ORDER BY name`, connID)
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +55,8 @@ func (s *Store) ListConnectionSecretNames(ctx context.Context, connID uuid.UUID)
 }
 
 // DeleteConnectionSecret removes one secret.
-func (s *Store) DeleteConnectionSecret(ctx context.Context, connID uuid.UUID, name string) error {
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM connection_secrets WHERE connection_id = $1 AND name = $2`, connID, name)
+func (s *Connections) DeleteConnectionSecret(ctx context.Context, connID uuid.UUID, name string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM connection_secrets WHERE connection_id = $1 AND name = $2`, connID, name)
 	if err == nil && tag.RowsAffected() == 0 {
 		return ErrNotFound
 	}
@@ -78,9 +78,9 @@ type Credential struct {
 
 // SetCredential stores the user's encrypted SAP password for a connection of a workspace
 // they can see; ErrNotFound when the connection is not visible to them.
-func (s *Store) SetCredential(ctx context.Context, user string, connID uuid.UUID, sapUser string, v SealedValue) (Credential, error) {
+func (s *Connections) SetCredential(ctx context.Context, user string, connID uuid.UUID, sapUser string, v SealedValue) (Credential, error) {
 	var c Credential
-	err := s.Pool.QueryRow(ctx, `WITH visible AS (
+	err := s.pool.QueryRow(ctx, `WITH visible AS (
 			SELECT c.id, c.name, c.workspace_id, connector_origin(c.connector_url) AS origin FROM workspace_connections c
 			WHERE c.id = $1 AND `+canSee("c.workspace_id")+`),
 		saved AS (
@@ -99,8 +99,8 @@ func (s *Store) SetCredential(ctx context.Context, user string, connID uuid.UUID
 }
 
 // ListCredentials lists the user's stored SAP logins (never passwords).
-func (s *Store) ListCredentials(ctx context.Context, user string) ([]Credential, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT u.connection_id, c.name, c.workspace_id, u.sap_user, u.updated_at, coalesce(u.invalidated_reason, '')
+func (s *Connections) ListCredentials(ctx context.Context, user string) ([]Credential, error) {
+	rows, err := s.pool.Query(ctx, `SELECT u.connection_id, c.name, c.workspace_id, u.sap_user, u.updated_at, coalesce(u.invalidated_reason, '')
 		FROM user_connection_credentials u JOIN workspace_connections c ON c.id = u.connection_id
 		WHERE u.user_id = $1 ORDER BY c.name`, user)
 	if err != nil {
@@ -116,8 +116,8 @@ func (s *Store) ListCredentials(ctx context.Context, user string) ([]Credential,
 }
 
 // DeleteCredential removes the user's login for a connection.
-func (s *Store) DeleteCredential(ctx context.Context, user string, connID uuid.UUID) error {
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM user_connection_credentials WHERE user_id = $1 AND connection_id = $2`, user, connID)
+func (s *Connections) DeleteCredential(ctx context.Context, user string, connID uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM user_connection_credentials WHERE user_id = $1 AND connection_id = $2`, user, connID)
 	if err == nil && tag.RowsAffected() == 0 {
 		return ErrNotFound
 	}
@@ -133,8 +133,8 @@ type SealedRow struct {
 }
 
 // SealedRowsNotUnder lists every encrypted value not sealed with keyID.
-func (s *Store) SealedRowsNotUnder(ctx context.Context, keyID string) ([]SealedRow, error) {
-	rows, err := s.Pool.Query(ctx, `
+func (s *Connections) SealedRowsNotUnder(ctx context.Context, keyID string) ([]SealedRow, error) {
+	rows, err := s.pool.Query(ctx, `
 		SELECT 'connection_secrets', connection_id::text, name, key_id, ciphertext FROM connection_secrets WHERE key_id <> $1 AND invalidated_reason IS NULL
 		UNION ALL
 		SELECT 'user_connection_credentials', user_id, connection_id::text, key_id, password_ciphertext
@@ -150,7 +150,7 @@ func (s *Store) SealedRowsNotUnder(ctx context.Context, keyID string) ([]SealedR
 }
 
 // ReplaceSealed swaps a value for its re-encrypted form if it has not changed meanwhile.
-func (s *Store) ReplaceSealed(ctx context.Context, row SealedRow, next SealedValue) error {
+func (s *Connections) ReplaceSealed(ctx context.Context, row SealedRow, next SealedValue) error {
 	var sql string
 	switch row.Table {
 	case "connection_secrets":
@@ -160,7 +160,7 @@ func (s *Store) ReplaceSealed(ctx context.Context, row SealedRow, next SealedVal
 	default:
 		return errors.New("unknown table " + row.Table)
 	}
-	_, err := s.Pool.Exec(ctx, sql, row.Key1, row.Key2, next.KeyID, next.Ciphertext, row.Value.Ciphertext)
+	_, err := s.pool.Exec(ctx, sql, row.Key1, row.Key2, next.KeyID, next.Ciphertext, row.Value.Ciphertext)
 	return err
 }
 
@@ -180,8 +180,8 @@ type ConnectionAccess struct {
 
 // ConnectionAccessFor loads every connection of a workspace with its connector key and the
 // user's credentials, in one query, ordered by name.
-func (s *Store) ConnectionAccessFor(ctx context.Context, workspaceID uuid.UUID, user string) ([]ConnectionAccess, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT c.id, c.workspace_id, c.name, c.system_type, c.connector_url, c.environment, c.simulated, c.credential_mode,
+func (s *Connections) ConnectionAccessFor(ctx context.Context, workspaceID uuid.UUID, user string) ([]ConnectionAccess, error) {
+	rows, err := s.pool.Query(ctx, `SELECT c.id, c.workspace_id, c.name, c.system_type, c.connector_url, c.environment, c.simulated, c.credential_mode,
 			c.created_at, c.updated_at,
 			k.key_id, k.ciphertext, k.invalidated_reason IS NULL AND k.origin = connector_origin(c.connector_url),
 			u.sap_user, u.key_id, u.password_ciphertext, u.invalidated_reason IS NULL AND u.origin = connector_origin(c.connector_url)

@@ -52,21 +52,21 @@ func (m Message) Coverage() (c SummaryCoverage, ok bool) {
 }
 
 // ListRecentMessages returns an agent's newest limit messages in ascending seq order.
-func (s *Store) ListRecentMessages(ctx context.Context, agentID uuid.UUID, limit int) ([]Message, error) {
+func (s *Conversations) ListRecentMessages(ctx context.Context, agentID uuid.UUID, limit int) ([]Message, error) {
 	return s.ListRecentMessagesAfter(ctx, agentID, 0, limit)
 }
 
 // ListRecentMessagesAfter returns the newest limit messages with seq > afterSeq, in ascending seq
 // order: the rows a model request needs after the latest summary's coverage.
-func (s *Store) ListRecentMessagesAfter(ctx context.Context, agentID uuid.UUID, afterSeq int64, limit int) ([]Message, error) {
+func (s *Conversations) ListRecentMessagesAfter(ctx context.Context, agentID uuid.UUID, afterSeq int64, limit int) ([]Message, error) {
 	return s.queryMessages(ctx, `SELECT `+messageColumns+` FROM (
 		SELECT `+messageColumns+` FROM messages WHERE agent_id = $1 AND seq > $2 ORDER BY seq DESC LIMIT $3
 	) newest ORDER BY seq`, agentID, afterSeq, limit)
 }
 
 // LatestSummary returns the agent's newest summary row, or ErrNotFound when it has none.
-func (s *Store) LatestSummary(ctx context.Context, agentID uuid.UUID) (Message, error) {
-	m, err := scanMessage(s.Pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages
+func (s *Conversations) LatestSummary(ctx context.Context, agentID uuid.UUID) (Message, error) {
+	m, err := scanMessage(s.pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE agent_id = $1 AND role = 'summary' ORDER BY seq DESC LIMIT 1`, agentID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Message{}, ErrNotFound
@@ -76,8 +76,8 @@ func (s *Store) LatestSummary(ctx context.Context, agentID uuid.UUID) (Message, 
 
 // GetMessage loads one message of an agent by ID, or ErrNotFound (a retried activity finds the
 // row its first attempt stored).
-func (s *Store) GetMessage(ctx context.Context, agentID, id uuid.UUID) (Message, error) {
-	m, err := scanMessage(s.Pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages
+func (s *Conversations) GetMessage(ctx context.Context, agentID, id uuid.UUID) (Message, error) {
+	m, err := scanMessage(s.pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE agent_id = $1 AND id = $2`, agentID, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Message{}, ErrNotFound

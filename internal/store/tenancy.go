@@ -10,7 +10,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// Tenancy is the tenancy aggregate: organizations, workspaces, their members and the audit log.
+type Tenancy struct{ pool *pgxpool.Pool }
 
 // Roles.
 const (
@@ -56,9 +60,9 @@ type Member struct {
 }
 
 // CreateOrg creates an organization with its creator as owner, in one transaction.
-func (s *Store) CreateOrg(ctx context.Context, name, user string) (Org, error) {
+func (s *Tenancy) CreateOrg(ctx context.Context, name, user string) (Org, error) {
 	var o Org
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `INSERT INTO orgs (id, name, created_by) VALUES ($1, $2, $3)
 			RETURNING id, name, created_by, created_at, updated_at`, uuid.New(), name, user).
 			Scan(&o.ID, &o.Name, &o.CreatedBy, &o.CreatedAt, &o.UpdatedAt); err != nil {
@@ -74,9 +78,9 @@ func (s *Store) CreateOrg(ctx context.Context, name, user string) (Org, error) {
 func utcOrg(o Org) Org { o.CreatedAt, o.UpdatedAt = o.CreatedAt.UTC(), o.UpdatedAt.UTC(); return o }
 
 // GetOrg returns the org with the caller's role ("" when not a member); ErrNotFound when it does not exist.
-func (s *Store) GetOrg(ctx context.Context, orgID uuid.UUID, user string) (Org, error) {
+func (s *Tenancy) GetOrg(ctx context.Context, orgID uuid.UUID, user string) (Org, error) {
 	var o Org
-	err := s.Pool.QueryRow(ctx, `SELECT o.id, o.name, coalesce(m.role, ''), o.created_by, o.created_at, o.updated_at
+	err := s.pool.QueryRow(ctx, `SELECT o.id, o.name, coalesce(m.role, ''), o.created_by, o.created_at, o.updated_at
 		FROM orgs o LEFT JOIN org_members m ON m.org_id = o.id AND m.user_id = $2 WHERE o.id = $1 AND o.deleting_at IS NULL`, orgID, user).
 		Scan(&o.ID, &o.Name, &o.Role, &o.CreatedBy, &o.CreatedAt, &o.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -86,9 +90,9 @@ func (s *Store) GetOrg(ctx context.Context, orgID uuid.UUID, user string) (Org, 
 }
 
 // ListOrgs returns the caller's organizations, newest first.
-func (s *Store) ListOrgs(ctx context.Context, user string, after *Cursor, limit int) ([]Org, error) {
+func (s *Tenancy) ListOrgs(ctx context.Context, user string, after *Cursor, limit int) ([]Org, error) {
 	t, id := cursorArgs(after)
-	rows, err := s.Pool.Query(ctx, `SELECT o.id, o.name, m.role, o.created_by, o.created_at, o.updated_at
+	rows, err := s.pool.Query(ctx, `SELECT o.id, o.name, m.role, o.created_by, o.created_at, o.updated_at
 		FROM orgs o JOIN org_members m ON m.org_id = o.id AND m.user_id = $1
 		WHERE o.deleting_at IS NULL AND (o.created_at, o.id) < ($2, $3) ORDER BY o.created_at DESC, o.id DESC LIMIT $4`, user, t, id, limit)
 	if err != nil {
@@ -102,24 +106,24 @@ func (s *Store) ListOrgs(ctx context.Context, user string, after *Cursor, limit 
 }
 
 // RenameOrg changes an org's name.
-func (s *Store) RenameOrg(ctx context.Context, orgID uuid.UUID, name string) error {
-	_, err := s.Pool.Exec(ctx, `UPDATE orgs SET name = $2, updated_at = now() WHERE id = $1`, orgID, name)
+func (s *Tenancy) RenameOrg(ctx context.Context, orgID uuid.UUID, name string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE orgs SET name = $2, updated_at = now() WHERE id = $1`, orgID, name)
 	return err
 }
 
 // DeleteOrg removes an org and everything in it.
-func (s *Store) DeleteOrg(ctx context.Context, orgID uuid.UUID) error {
-	_, err := s.Pool.Exec(ctx, `DELETE FROM orgs WHERE id = $1`, orgID)
+func (s *Tenancy) DeleteOrg(ctx context.Context, orgID uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM orgs WHERE id = $1`, orgID)
 	return err
 }
 
 // ListOrgMembers lists an org's members.
-func (s *Store) ListOrgMembers(ctx context.Context, orgID uuid.UUID) ([]Member, error) {
+func (s *Tenancy) ListOrgMembers(ctx context.Context, orgID uuid.UUID) ([]Member, error) {
 	return s.members(ctx, `SELECT user_id, role, created_at FROM org_members WHERE org_id = $1 ORDER BY created_at, user_id`, orgID)
 }
 
-func (s *Store) members(ctx context.Context, sql string, id uuid.UUID) ([]Member, error) {
-	rows, err := s.Pool.Query(ctx, sql, id)
+func (s *Tenancy) members(ctx context.Context, sql string, id uuid.UUID) ([]Member, error) {
+	rows, err := s.pool.Query(ctx, sql, id)
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +138,8 @@ func (s *Store) members(ctx context.Context, sql string, id uuid.UUID) ([]Member
 // SetOrgMember adds a member or changes a role. Demoting or removing the last owner is a conflict.
 // An owner or admin demoted to member loses the workspaces of the org she is no member of: they
 // are returned (lost), and her SAP logins for their connections are deleted with the change.
-func (s *Store) SetOrgMember(ctx context.Context, orgID uuid.UUID, user, role string) (m Member, lost []uuid.UUID, err error) {
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+func (s *Tenancy) SetOrgMember(ctx context.Context, orgID uuid.UUID, user, role string) (m Member, lost []uuid.UUID, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockOwners(ctx, tx, orgID, user, role != RoleOwner); err != nil {
 			return err
 		}
@@ -159,8 +163,8 @@ func (s *Store) SetOrgMember(ctx context.Context, orgID uuid.UUID, user, role st
 // same transaction, their SAP logins for the connections of every workspace they could see
 // there. It returns those workspaces, whose conversations the caller tells.
 // actor (who removed her) is recorded in the audit log of each workspace she was a member of.
-func (s *Store) RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user, actor string) (lost []uuid.UUID, err error) {
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+func (s *Tenancy) RemoveOrgMember(ctx context.Context, orgID uuid.UUID, user, actor string) (lost []uuid.UUID, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockOwners(ctx, tx, orgID, user, true); err != nil {
 			return err
 		}
@@ -265,8 +269,8 @@ func scanWorkspace(r pgx.Row) (Workspace, error) {
 
 // WorkspaceAccess loads a workspace with the caller's role ("" when they may not see it);
 // ErrNotFound when it does not exist.
-func (s *Store) WorkspaceAccess(ctx context.Context, id uuid.UUID, user string) (Workspace, error) {
-	w, err := scanWorkspace(s.Pool.QueryRow(ctx, `SELECT `+workspaceColumns+` FROM workspaces w `+workspaceAccessJoins+` WHERE w.id = $1 AND w.deleting_at IS NULL`, id, user))
+func (s *Tenancy) WorkspaceAccess(ctx context.Context, id uuid.UUID, user string) (Workspace, error) {
+	w, err := scanWorkspace(s.pool.QueryRow(ctx, `SELECT `+workspaceColumns+` FROM workspaces w `+workspaceAccessJoins+` WHERE w.id = $1 AND w.deleting_at IS NULL`, id, user))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return w, ErrNotFound
 	}
@@ -274,9 +278,9 @@ func (s *Store) WorkspaceAccess(ctx context.Context, id uuid.UUID, user string) 
 }
 
 // CreateWorkspace creates a workspace in an org with its creator as admin.
-func (s *Store) CreateWorkspace(ctx context.Context, orgID uuid.UUID, name, user string) (Workspace, error) {
+func (s *Tenancy) CreateWorkspace(ctx context.Context, orgID uuid.UUID, name, user string) (Workspace, error) {
 	id := uuid.New()
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, org_id, name, created_by) VALUES ($1, $2, $3, $4)`, id, orgID, name, user); err != nil {
 			return err
 		}
@@ -290,9 +294,9 @@ func (s *Store) CreateWorkspace(ctx context.Context, orgID uuid.UUID, name, user
 }
 
 // ListWorkspaces lists the workspaces the caller can see (optionally of one org), newest first.
-func (s *Store) ListWorkspaces(ctx context.Context, user string, orgID *uuid.UUID, after *Cursor, limit int) ([]Workspace, error) {
+func (s *Tenancy) ListWorkspaces(ctx context.Context, user string, orgID *uuid.UUID, after *Cursor, limit int) ([]Workspace, error) {
 	t, id := cursorArgs(after)
-	rows, err := s.Pool.Query(ctx, `SELECT `+workspaceColumns+` FROM workspaces w `+workspaceAccessJoins+`
+	rows, err := s.pool.Query(ctx, `SELECT `+workspaceColumns+` FROM workspaces w `+workspaceAccessJoins+`
 		WHERE (wm.user_id IS NOT NULL OR om.role IN ('owner', 'admin')) AND w.deleting_at IS NULL
 		  AND ($1::uuid IS NULL OR w.org_id = $1) AND (w.created_at, w.id) < ($3, $4)
 		ORDER BY w.created_at DESC, w.id DESC LIMIT $5`, orgID, user, t, id, limit)
@@ -313,8 +317,8 @@ type WorkspaceUpdate struct {
 
 // UpdateWorkspace applies a change made by actor and records what it changed in the audit log,
 // in one transaction. ErrNotFound when the workspace is gone.
-func (s *Store) UpdateWorkspace(ctx context.Context, id uuid.UUID, actor string, u WorkspaceUpdate) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+func (s *Tenancy) UpdateWorkspace(ctx context.Context, id uuid.UUID, actor string, u WorkspaceUpdate) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var cur Workspace
 		err := tx.QueryRow(ctx, `SELECT name, settings, admins_may_approve, four_eyes, max_tool_policy FROM workspaces WHERE id = $1 FOR UPDATE`, id).
 			Scan(&cur.Name, &cur.Settings, &cur.AdminsMayApprove, &cur.FourEyes, &cur.MaxToolPolicy)
@@ -369,21 +373,21 @@ func sameJSON(a, b json.RawMessage) bool {
 }
 
 // DeleteWorkspace removes a workspace and everything in it.
-func (s *Store) DeleteWorkspace(ctx context.Context, id uuid.UUID) error {
-	_, err := s.Pool.Exec(ctx, `DELETE FROM workspaces WHERE id = $1`, id)
+func (s *Tenancy) DeleteWorkspace(ctx context.Context, id uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM workspaces WHERE id = $1`, id)
 	return err
 }
 
 // ListWorkspaceMembers lists explicit workspace members.
-func (s *Store) ListWorkspaceMembers(ctx context.Context, id uuid.UUID) ([]Member, error) {
+func (s *Tenancy) ListWorkspaceMembers(ctx context.Context, id uuid.UUID) ([]Member, error) {
 	return s.members(ctx, `SELECT user_id, role, created_at FROM workspace_members WHERE workspace_id = $1 ORDER BY created_at, user_id`, id)
 }
 
 // SetWorkspaceMember adds or updates a member (they must belong to the workspace's org) and
 // records the addition or role change made by actor in the audit log, in one transaction.
-func (s *Store) SetWorkspaceMember(ctx context.Context, id uuid.UUID, user, role, actor string) (Member, error) {
+func (s *Tenancy) SetWorkspaceMember(ctx context.Context, id uuid.UUID, user, role, actor string) (Member, error) {
 	var m Member
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var old string
 		err := tx.QueryRow(ctx, `SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE`, id, user).Scan(&old)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -416,8 +420,8 @@ func (s *Store) SetWorkspaceMember(ctx context.Context, id uuid.UUID, user, role
 // are deleted in the same transaction and the workspace is returned as lost, so the caller
 // tells its conversations.
 // actor (who removed her) is recorded in the workspace's audit log with the change.
-func (s *Store) RemoveWorkspaceMember(ctx context.Context, id uuid.UUID, user, actor string) (lost []uuid.UUID, err error) {
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+func (s *Tenancy) RemoveWorkspaceMember(ctx context.Context, id uuid.UUID, user, actor string) (lost []uuid.UUID, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var orgID uuid.UUID
 		if err := tx.QueryRow(ctx, `SELECT org_id FROM workspaces WHERE id = $1`, id).Scan(&orgID); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {

@@ -7,15 +7,20 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// Actions is the tool-use aggregate: tool policies, the action log, tool outputs, notes and
+// ETL runs.
+type Actions struct{ pool *pgxpool.Pool }
 
 // DefaultToolPolicy applies until a user chooses one.
 const DefaultToolPolicy = "run_reads_only"
 
 // ToolPolicy returns the user's tool policy in a workspace (the default when unset).
-func (s *Store) ToolPolicy(ctx context.Context, workspaceID uuid.UUID, user string) (string, error) {
+func (s *Actions) ToolPolicy(ctx context.Context, workspaceID uuid.UUID, user string) (string, error) {
 	var p string
-	err := s.Pool.QueryRow(ctx, `SELECT policy FROM tool_policies WHERE workspace_id = $1 AND user_id = $2`, workspaceID, user).Scan(&p)
+	err := s.pool.QueryRow(ctx, `SELECT policy FROM tool_policies WHERE workspace_id = $1 AND user_id = $2`, workspaceID, user).Scan(&p)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return DefaultToolPolicy, nil
 	}
@@ -24,8 +29,8 @@ func (s *Store) ToolPolicy(ctx context.Context, workspaceID uuid.UUID, user stri
 
 // SetToolPolicy stores the user's tool policy in a workspace and records a change in the
 // audit log, in one transaction (members choose their own policy: the actor is the user).
-func (s *Store) SetToolPolicy(ctx context.Context, workspaceID uuid.UUID, user, policy string) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+func (s *Actions) SetToolPolicy(ctx context.Context, workspaceID uuid.UUID, user, policy string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		old := DefaultToolPolicy
 		err := tx.QueryRow(ctx, `SELECT policy FROM tool_policies WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE`, workspaceID, user).Scan(&old)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -52,9 +57,9 @@ type ToolRules struct {
 
 // ToolRules loads a member's tool rules (the default policy when they chose none); ErrNotFound
 // when the workspace is gone.
-func (s *Store) ToolRules(ctx context.Context, workspaceID uuid.UUID, user string) (ToolRules, error) {
+func (s *Actions) ToolRules(ctx context.Context, workspaceID uuid.UUID, user string) (ToolRules, error) {
 	var r ToolRules
-	err := s.Pool.QueryRow(ctx, `SELECT coalesce(p.policy, $3), w.max_tool_policy, w.four_eyes FROM workspaces w
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(p.policy, $3), w.max_tool_policy, w.four_eyes FROM workspaces w
 		LEFT JOIN tool_policies p ON p.workspace_id = w.id AND p.user_id = $2 WHERE w.id = $1`, workspaceID, user, DefaultToolPolicy).
 		Scan(&r.Chosen, &r.Max, &r.FourEyes)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -73,15 +78,15 @@ type Note struct {
 }
 
 // SaveNote stores a note idempotently (the ID comes from the tool call).
-func (s *Store) SaveNote(ctx context.Context, agentID uuid.UUID, n Note) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO agent_notes (id, agent_id, title, body, draft) VALUES ($1, $2, $3, $4, $5)
+func (s *Actions) SaveNote(ctx context.Context, agentID uuid.UUID, n Note) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO agent_notes (id, agent_id, title, body, draft) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (id) DO NOTHING`, n.ID, agentID, CleanText(n.Title), CleanText(n.Body), n.Draft)
 	return err
 }
 
 // ListNotes returns an agent's notes, newest first.
-func (s *Store) ListNotes(ctx context.Context, agentID uuid.UUID, limit int) ([]Note, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT id, title, body, draft, created_at FROM agent_notes WHERE agent_id = $1
+func (s *Actions) ListNotes(ctx context.Context, agentID uuid.UUID, limit int) ([]Note, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, title, body, draft, created_at FROM agent_notes WHERE agent_id = $1
 		ORDER BY created_at DESC, id DESC LIMIT $2`, agentID, limit)
 	if err != nil {
 		return nil, err
@@ -112,8 +117,8 @@ type Action struct {
 }
 
 // LogAction records a tool call; a retried activity logging the same call again keeps one row.
-func (s *Store) LogAction(ctx context.Context, a Action) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO tool_actions (id, agent_id, workspace_id, user_id, tool_call_id, tool, input,
+func (s *Actions) LogAction(ctx context.Context, a Action) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO tool_actions (id, agent_id, workspace_id, user_id, tool_call_id, tool, input,
 		output_summary, duration_ms, success, error, decided_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (agent_id, tool_call_id) DO UPDATE SET output_summary = EXCLUDED.output_summary,
 		duration_ms = EXCLUDED.duration_ms, success = EXCLUDED.success, error = EXCLUDED.error`,
@@ -132,9 +137,9 @@ type ActionFilter struct {
 }
 
 // ListActions lists actions newest first.
-func (s *Store) ListActions(ctx context.Context, f ActionFilter, after *Cursor, limit int) ([]Action, error) {
+func (s *Actions) ListActions(ctx context.Context, f ActionFilter, after *Cursor, limit int) ([]Action, error) {
 	t, id := cursorArgs(after)
-	rows, err := s.Pool.Query(ctx, `SELECT id, agent_id, workspace_id, user_id, decided_by, tool_call_id, tool, input, output_summary,
+	rows, err := s.pool.Query(ctx, `SELECT id, agent_id, workspace_id, user_id, decided_by, tool_call_id, tool, input, output_summary,
 		duration_ms, success, error, created_at FROM tool_actions
 		WHERE workspace_id = $1 AND ($2::uuid IS NULL OR agent_id = $2) AND ($3 = '' OR tool = $3)
 		  AND ($4 = '' OR user_id = $4) AND ($5::boolean IS NULL OR success = $5) AND (created_at, id) < ($6, $7)
@@ -152,17 +157,17 @@ func (s *Store) ListActions(ctx context.Context, f ActionFilter, after *Cursor, 
 }
 
 // SaveToolOutput stores a large tool output (idempotent per call).
-func (s *Store) SaveToolOutput(ctx context.Context, agentID uuid.UUID, toolCallID, content string) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO tool_outputs (agent_id, tool_call_id, content, size_bytes) VALUES ($1, $2, $3, $4)
+func (s *Actions) SaveToolOutput(ctx context.Context, agentID uuid.UUID, toolCallID, content string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO tool_outputs (agent_id, tool_call_id, content, size_bytes) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (agent_id, tool_call_id) DO UPDATE SET content = EXCLUDED.content, size_bytes = EXCLUDED.size_bytes`,
 		agentID, toolCallID, CleanText(content), len(content))
 	return err
 }
 
 // ToolOutput is one call's stored output (ErrNotFound when the call stored none).
-func (s *Store) ToolOutput(ctx context.Context, agentID uuid.UUID, toolCallID string) (string, error) {
+func (s *Actions) ToolOutput(ctx context.Context, agentID uuid.UUID, toolCallID string) (string, error) {
 	var content string
-	err := s.Pool.QueryRow(ctx, `SELECT content FROM tool_outputs WHERE agent_id = $1 AND tool_call_id = $2`,
+	err := s.pool.QueryRow(ctx, `SELECT content FROM tool_outputs WHERE agent_id = $1 AND tool_call_id = $2`,
 		agentID, toolCallID).Scan(&content)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", ErrNotFound
@@ -171,12 +176,12 @@ func (s *Store) ToolOutput(ctx context.Context, agentID uuid.UUID, toolCallID st
 }
 
 // ToolOutputs loads stored outputs of up to maxBytes each, by tool call ID.
-func (s *Store) ToolOutputs(ctx context.Context, agentID uuid.UUID, toolCallIDs []string, maxBytes int) (map[string]string, error) {
+func (s *Actions) ToolOutputs(ctx context.Context, agentID uuid.UUID, toolCallIDs []string, maxBytes int) (map[string]string, error) {
 	out := map[string]string{}
 	if len(toolCallIDs) == 0 {
 		return out, nil
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT tool_call_id, content FROM tool_outputs
+	rows, err := s.pool.Query(ctx, `SELECT tool_call_id, content FROM tool_outputs
 		WHERE agent_id = $1 AND tool_call_id = ANY($2) AND size_bytes <= $3`, agentID, toolCallIDs, maxBytes)
 	if err != nil {
 		return nil, err
