@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/sapagent/sapagent/api/index"
+	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/workflows"
 )
 
@@ -164,7 +165,7 @@ var routeDocs = []routeDoc{
 	{Method: "GET", Path: "/api/workspaces/{id}/connections/{connId}", Summary: "Get a connection", Status: 200, Response: connectionSchema},
 	{Method: "PATCH", Path: "/api/workspaces/{id}/connections/{connId}", Summary: "Update a connection (admin)", Status: 200, Body: connectionB, Response: connectionSchema},
 	{Method: "DELETE", Path: "/api/workspaces/{id}/connections/{connId}", Summary: "Delete a connection (admin)", Status: 204},
-	{Method: "GET", Path: "/api/workspaces/{id}/connections/{connId}/secrets", Summary: "List secret names (admin; values are write-only)", Status: 200, Response: listOf(strType, nil)},
+	{Method: "GET", Path: "/api/workspaces/{id}/connections/{connId}/secrets", Summary: "List secret names (admin; values are write-only)", Status: 200, Response: listOf(schemaOf(store.SecretName{}), nil)},
 	{Method: "PUT", Path: "/api/workspaces/{id}/connections/{connId}/secrets/{name}", Summary: "Set a secret (admin; encrypted at rest)", Status: 200, Body: obj([]string{"value"}, map[string]any{"value": str(8192)}), Response: secretSetSchema},
 	{Method: "DELETE", Path: "/api/workspaces/{id}/connections/{connId}/secrets/{name}", Summary: "Delete a secret (admin)", Status: 204},
 

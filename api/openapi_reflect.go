@@ -84,3 +84,9 @@ func structFields(t reflect.Type, props map[string]any, required *[]string) {
 		}
 	}
 }
+
+// narrowed is a struct's schema with some properties described more closely than their Go
+// type says (a string that holds one of a few values, a raw JSON column that holds an object).
+func narrowed(s map[string]any, closer map[string]any) map[string]any {
+	return merge(s, map[string]any{"properties": merge(s["properties"].(map[string]any), closer)})
+}

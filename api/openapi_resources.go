@@ -11,11 +11,14 @@ import (
 // store records are described from their structs (schemaOf), the handlers' own maps by hand.
 
 var (
-	anyObject             = map[string]any{"type": "object"}
-	orgSchema             = schemaOf(store.Org{})
-	memberSchema          = schemaOf(store.Member{})
-	workspaceSchema       = schemaOf(store.Workspace{})
-	connectionSchema      = schemaOf(store.Connection{})
+	anyObject       = map[string]any{"type": "object"}
+	orgSchema       = narrowed(schemaOf(store.Org{}), map[string]any{"role": enum(store.RoleOwner, store.RoleAdmin, store.RoleMember)})
+	memberSchema    = schemaOf(store.Member{})
+	workspaceSchema = narrowed(schemaOf(store.Workspace{}), map[string]any{"settings": anyObject, "max_tool_policy": policyEnum,
+		"role": map[string]any{"enum": []string{store.RoleAdmin, store.RoleMember, ""}, "description": "the caller's effective role"}})
+	connectionSchema = narrowed(schemaOf(store.Connection{}), map[string]any{"system_type": enum("ECC", "S4HANA"),
+		"environment":     enum("development", "test", "production"),
+		"credential_mode": enum("user_login_required", "technical_user_reads", "technical_user_all")})
 	credentialSchema      = schemaOf(store.Credential{})
 	fileSchema            = schemaOf(store.File{})
 	agentSchema           = schemaOf(store.Agent{})

@@ -3235,7 +3235,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             name: string;
-                            role: string;
+                            /** @enum {unknown} */
+                            role: "owner" | "admin" | "member";
                             /** Format: date-time */
                             updated_at: string;
                         }[];
@@ -3319,7 +3320,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
-                        role: string;
+                        /** @enum {unknown} */
+                        role: "owner" | "admin" | "member";
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -3405,7 +3407,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
-                        role: string;
+                        /** @enum {unknown} */
+                        role: "owner" | "admin" | "member";
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -3568,7 +3571,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
-                        role: string;
+                        /** @enum {unknown} */
+                        role: "owner" | "admin" | "member";
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -4232,12 +4236,17 @@ export interface operations {
                             four_eyes: boolean;
                             /** Format: uuid */
                             id: string;
-                            max_tool_policy: string;
+                            /** @enum {unknown} */
+                            max_tool_policy: "ask_every_time" | "run_reads_only" | "run_everything";
                             name: string;
                             /** Format: uuid */
                             org_id: string;
-                            role: string;
-                            settings: unknown;
+                            /**
+                             * @description the caller's effective role
+                             * @enum {unknown}
+                             */
+                            role: "admin" | "member" | "";
+                            settings: Record<string, never>;
                             /** Format: date-time */
                             updated_at: string;
                         }[];
@@ -4324,12 +4333,17 @@ export interface operations {
                         four_eyes: boolean;
                         /** Format: uuid */
                         id: string;
-                        max_tool_policy: string;
+                        /** @enum {unknown} */
+                        max_tool_policy: "ask_every_time" | "run_reads_only" | "run_everything";
                         name: string;
                         /** Format: uuid */
                         org_id: string;
-                        role: string;
-                        settings: unknown;
+                        /**
+                         * @description the caller's effective role
+                         * @enum {unknown}
+                         */
+                        role: "admin" | "member" | "";
+                        settings: Record<string, never>;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -4416,12 +4430,17 @@ export interface operations {
                         four_eyes: boolean;
                         /** Format: uuid */
                         id: string;
-                        max_tool_policy: string;
+                        /** @enum {unknown} */
+                        max_tool_policy: "ask_every_time" | "run_reads_only" | "run_everything";
                         name: string;
                         /** Format: uuid */
                         org_id: string;
-                        role: string;
-                        settings: unknown;
+                        /**
+                         * @description the caller's effective role
+                         * @enum {unknown}
+                         */
+                        role: "admin" | "member" | "";
+                        settings: Record<string, never>;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -4589,12 +4608,17 @@ export interface operations {
                         four_eyes: boolean;
                         /** Format: uuid */
                         id: string;
-                        max_tool_policy: string;
+                        /** @enum {unknown} */
+                        max_tool_policy: "ask_every_time" | "run_reads_only" | "run_everything";
                         name: string;
                         /** Format: uuid */
                         org_id: string;
-                        role: string;
-                        settings: unknown;
+                        /**
+                         * @description the caller's effective role
+                         * @enum {unknown}
+                         */
+                        role: "admin" | "member" | "";
+                        settings: Record<string, never>;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -5098,8 +5122,10 @@ export interface operations {
                             connector_url: string;
                             /** Format: date-time */
                             created_at: string;
-                            credential_mode: string;
-                            environment: string;
+                            /** @enum {unknown} */
+                            credential_mode: "user_login_required" | "technical_user_reads" | "technical_user_all";
+                            /** @enum {unknown} */
+                            environment: "development" | "test" | "production";
                             /** Format: uuid */
                             id: string;
                             name: string;
@@ -5107,7 +5133,8 @@ export interface operations {
                             sync_delta_cron: string;
                             sync_full_cron: string;
                             sync_timezone: string;
-                            system_type: string;
+                            /** @enum {unknown} */
+                            system_type: "ECC" | "S4HANA";
                             /** Format: date-time */
                             updated_at: string;
                             /** Format: uuid */
@@ -5206,8 +5233,10 @@ export interface operations {
                         connector_url: string;
                         /** Format: date-time */
                         created_at: string;
-                        credential_mode: string;
-                        environment: string;
+                        /** @enum {unknown} */
+                        credential_mode: "user_login_required" | "technical_user_reads" | "technical_user_all";
+                        /** @enum {unknown} */
+                        environment: "development" | "test" | "production";
                         /** Format: uuid */
                         id: string;
                         name: string;
@@ -5215,7 +5244,8 @@ export interface operations {
                         sync_delta_cron: string;
                         sync_full_cron: string;
                         sync_timezone: string;
-                        system_type: string;
+                        /** @enum {unknown} */
+                        system_type: "ECC" | "S4HANA";
                         /** Format: date-time */
                         updated_at: string;
                         /** Format: uuid */
@@ -5301,8 +5331,10 @@ export interface operations {
                         connector_url: string;
                         /** Format: date-time */
                         created_at: string;
-                        credential_mode: string;
-                        environment: string;
+                        /** @enum {unknown} */
+                        credential_mode: "user_login_required" | "technical_user_reads" | "technical_user_all";
+                        /** @enum {unknown} */
+                        environment: "development" | "test" | "production";
                         /** Format: uuid */
                         id: string;
                         name: string;
@@ -5310,7 +5342,8 @@ export interface operations {
                         sync_delta_cron: string;
                         sync_full_cron: string;
                         sync_timezone: string;
-                        system_type: string;
+                        /** @enum {unknown} */
+                        system_type: "ECC" | "S4HANA";
                         /** Format: date-time */
                         updated_at: string;
                         /** Format: uuid */
@@ -5482,8 +5515,10 @@ export interface operations {
                         connector_url: string;
                         /** Format: date-time */
                         created_at: string;
-                        credential_mode: string;
-                        environment: string;
+                        /** @enum {unknown} */
+                        credential_mode: "user_login_required" | "technical_user_reads" | "technical_user_all";
+                        /** @enum {unknown} */
+                        environment: "development" | "test" | "production";
                         /** Format: uuid */
                         id: string;
                         name: string;
@@ -5491,7 +5526,8 @@ export interface operations {
                         sync_delta_cron: string;
                         sync_full_cron: string;
                         sync_timezone: string;
-                        system_type: string;
+                        /** @enum {unknown} */
+                        system_type: "ECC" | "S4HANA";
                         /** Format: date-time */
                         updated_at: string;
                         /** Format: uuid */
@@ -5574,7 +5610,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: string[];
+                        data: {
+                            invalidated: boolean;
+                            invalidated_reason?: string;
+                            name: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
                         has_more: boolean;
                         next_cursor: string | null;
                     };
