@@ -64,19 +64,28 @@ test-web: services web
 build:
 	$(GO) build -o bin/ ./cmd/...
 
-# Files generated from Go types (the event protocol's schema and the page's event types); a
-# test fails when they are stale, so commit what this writes.
+# Files generated from Go types (the event protocol's schema and the page's event types, the
+# API's OpenAPI document) and, when Node is here, the page's REST types from that document; a
+# test (or make lint-web) fails when they are stale, so commit what this writes.
 generate:
 	$(GO) generate ./...
+	@if scripts/node.sh check >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory web-deps && cd web && $(NPM) run gen:api; \
+	else \
+		echo "generate: web/src/api/schema.gen.ts not regenerated: $$(scripts/node.sh check 2>&1)"; \
+	fi
 
 lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-# The page: ESLint (web/eslint.config.js) and TypeScript's checks of the page and its browser tests.
+# The page: ESLint (web/eslint.config.js) and TypeScript's checks of the page and its browser
+# tests; redocly lint of schemas/openapi.json (web/redocly.yaml) and the page's REST types
+# regenerated from it must equal web/src/api/schema.gen.ts.
 lint-web: web-deps
 	cd web && $(NPM) run lint
 	cd web && $(NPM) run typecheck
+	cd web && $(NPM) run lint:api
 
 bench: services
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count=1 -timeout 30m ./...

@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/gorilla/websocket"
 
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -54,11 +54,7 @@ func (s *Streams) readCommands(ctx context.Context, cancel context.CancelFunc, w
 		default:
 			o = failure(http.StatusBadRequest, "unknown_command", "type must be message, approve or stop")
 		}
-		reply := gin.H{"type": "ack", "request_id": cmd.RequestID, "command": cmd.Type, "http_status": o.status, "result": o.body}
-		if o.status >= 400 {
-			reply["type"] = "command_error"
-		}
-		out, _ := json.Marshal(reply)
+		out, _ := frames.Marshal(answer(cmd, o))
 		if ws.write(out) != nil {
 			return
 		}
@@ -66,6 +62,17 @@ func (s *Streams) readCommands(ctx context.Context, cancel context.CancelFunc, w
 			g.end(end) // the relay writes the close frame; this goroutine reads the client's answer
 		}
 	}
+}
+
+// answer is the ack of a command the REST route would have accepted, the command_error of one
+// it would have refused; both carry what that route would have answered.
+func answer(cmd command, o outcome) frames.Frame {
+	result, _ := json.Marshal(o.body)
+	ack := frames.Ack{RequestID: cmd.RequestID, Command: cmd.Type, HTTPStatus: o.status, Result: result}
+	if o.status >= 400 {
+		return frames.CommandError(ack)
+	}
+	return ack
 }
 
 // commandAllowed makes the checks a REST mutation's request would pass: the token and

@@ -6,9 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gin-gonic/gin"
-
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/store"
 	"github.com/sapagent/sapagent/workflows"
 )
@@ -19,28 +18,24 @@ const partialTail = 4000
 // partial is the text (and reasoning) streamed so far for a message not finished yet.
 // Incomplete: the log no longer holds the beginning of the stream (Redis lost its data
 // mid-reply, or the reply is longer than the log window), so Text and Reasoning are only
-// their ends; the stored message replaces them when it arrives.
-type partial struct {
-	MessageID  string `json:"message_id"`
-	Text       string `json:"text"`
-	Reasoning  string `json:"reasoning,omitempty"`
-	Incomplete bool   `json:"incomplete,omitempty"`
-	// Reset is the n of the stream reset Text starts from (0: none): clients ignore later frames
-	// numbered below it, which are late copies of publishes that timed out.
-	Reset int `json:"reset,omitempty"`
-}
+// their ends; the stored message replaces them when it arrives. Reset: clients ignore later
+// frames numbered below it, which are late copies of publishes that timed out.
+type partial = frames.PartialText
+
+// agentInit is the init frame of a conversation's stream.
+type agentInit = frames.AgentInit[store.Agent, store.Message, workflows.PendingApproval]
 
 // snapshot is the init frame: the newest stored messages (at most initMessageLimit, in seq
 // order), status and pending approvals from the workflow, and the partial text of a turn that
 // is streaming right now.
-func (s *Streams) snapshot(ctx context.Context, agent store.Agent, topic string, head events.Cursor) (gin.H, error) {
+func (s *Streams) snapshot(ctx context.Context, agent store.Agent, topic string, head events.Cursor) (agentInit, error) {
 	msgs, err := s.Store.ListRecentMessages(ctx, agent.ID, initMessageLimit)
 	if err != nil {
-		return nil, err
+		return agentInit{}, err
 	}
 	fresh, err := s.Store.GetAgent(ctx, agent.ID)
 	if err != nil {
-		return nil, err
+		return agentInit{}, err
 	}
 	status, pending := fresh.Status, []workflows.PendingApproval{}
 	if fresh.Status != workflows.StatusIdle {
@@ -54,12 +49,12 @@ func (s *Streams) snapshot(ctx context.Context, agent store.Agent, topic string,
 	if status != workflows.StatusIdle {
 		tail, err := s.Bus.Tail(ctx, topic, partialTail)
 		if err != nil {
-			return nil, err
+			return agentInit{}, err
 		}
 		partials = partialsOf(tail, head)
 	}
-	return gin.H{"type": "init", "seq": head.Seq, "epoch": head.Epoch, "agent": fresh, "status": status, "messages": msgs,
-		"pending_approvals": pending, "partial": partials}, nil
+	return agentInit{Seq: head.Seq, Epoch: head.Epoch, Agent: fresh, Status: status, Messages: msgs,
+		PendingApprovals: pending, Partial: partials}, nil
 }
 
 // partialsOf replays stream/thinking deltas of head's epoch up to head's seq and keeps those

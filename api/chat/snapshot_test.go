@@ -97,7 +97,7 @@ func TestInitSnapshotHoldsTheNewestMessages(t *testing.T) {
 	s := &Streams{Store: st, Deps: httpx.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	init, err := s.snapshot(ctx, agent, events.AgentTopic(agent.ID.String()), events.Cursor{})
 	require.NoError(t, err)
-	got := init["messages"].([]store.Message)
+	got := init.Messages
 	require.Len(t, got, initMessageLimit)
 	assert.Equal(t, "message 121", got[0].Content)
 	assert.Equal(t, fmt.Sprint("message ", initMessageLimit+120), got[len(got)-1].Content)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sapagent/sapagent/api/httpx"
 	"github.com/sapagent/sapagent/internal/events"
+	"github.com/sapagent/sapagent/internal/events/frames"
 	"github.com/sapagent/sapagent/internal/store"
 )
 
@@ -121,8 +122,8 @@ func (s *Streams) workspaceSocket(c *gin.Context) {
 		go drainReads(ws.conn, cancel)
 		g := s.guardStream(w.ID, user, expires)
 		defer s.releaseStream(g)
-		s.relayTopic(ctx, topic, after, l, ws, g.ended, func(ctx context.Context, head events.Cursor) (gin.H, error) {
-			return gin.H{"type": "init", "seq": head.Seq, "epoch": head.Epoch, "workspace": w}, nil
+		s.relayTopic(ctx, topic, after, l, ws, g.ended, func(ctx context.Context, head events.Cursor) (frames.Frame, error) {
+			return frames.WorkspaceInit[store.Workspace]{Seq: head.Seq, Epoch: head.Epoch, Workspace: w}, nil
 		})
 	})
 }
@@ -216,8 +217,9 @@ func (s *Streams) agentEvents(c *gin.Context) {
 // the caller's access does (ended).
 func (s *Streams) relay(ctx context.Context, agent store.Agent, after events.Cursor, l *events.Listener, out sink, ended <-chan accessEnd) {
 	topic := events.AgentTopic(agent.ID.String())
-	s.relayTopic(ctx, topic, after, l, out, ended, func(ctx context.Context, head events.Cursor) (gin.H, error) {
-		return s.snapshot(ctx, agent, topic, head)
+	s.relayTopic(ctx, topic, after, l, out, ended, func(ctx context.Context, head events.Cursor) (frames.Frame, error) {
+		init, err := s.snapshot(ctx, agent, topic, head)
+		return init, err
 	})
 }
 
@@ -225,7 +227,7 @@ func (s *Streams) relay(ctx context.Context, agent store.Agent, after events.Cur
 // and a seq: an event of another epoch means Redis lost the topic and numbering restarted, so
 // the client is told to resynchronise rather than handed the new numbering as a continuation.
 func (s *Streams) relayTopic(ctx context.Context, topic string, after events.Cursor, l *events.Listener, out sink,
-	ended <-chan accessEnd, snapshot func(context.Context, events.Cursor) (gin.H, error)) {
+	ended <-chan accessEnd, snapshot func(context.Context, events.Cursor) (frames.Frame, error)) {
 	pos, err := s.streamHead(ctx, topic, after, out, snapshot)
 	if err != nil {
 		out.close(websocket.CloseInternalServerErr, "could not load the conversation")
@@ -314,7 +316,7 @@ func (s *Streams) relayTopic(ctx context.Context, topic string, after events.Cur
 
 // streamHead sends the backlog after `after`, or init when there is no cursor, its epoch is
 // not the topic's, or the log no longer reaches back to it.
-func (s *Streams) streamHead(ctx context.Context, topic string, after events.Cursor, out sink, snapshot func(context.Context, events.Cursor) (gin.H, error)) (events.Cursor, error) {
+func (s *Streams) streamHead(ctx context.Context, topic string, after events.Cursor, out sink, snapshot func(context.Context, events.Cursor) (frames.Frame, error)) (events.Cursor, error) {
 	if after.Epoch != "" {
 		pos, err := s.replay(ctx, topic, after, out)
 		if err != errLogTrimmed {
@@ -329,7 +331,7 @@ func (s *Streams) streamHead(ctx context.Context, topic string, after events.Cur
 	if err != nil {
 		return head, err
 	}
-	raw, err := json.Marshal(init)
+	raw, err := frames.Marshal(init)
 	if err != nil {
 		return head, err
 	}
@@ -431,7 +433,7 @@ func (s *sseSink) ping() error {
 // close ends an SSE stream with an error event naming the WebSocket close code; it has no id,
 // so a reconnecting EventSource resumes after the last event it received.
 func (s *sseSink) close(code int, reason string) {
-	raw, _ := json.Marshal(gin.H{"type": "error", "error": reason, "close_code": code})
+	raw, _ := frames.Marshal(frames.Error{Error: reason, CloseCode: code})
 	s.deadline()
 	_, _ = fmt.Fprintf(s.w, "event: error\ndata: %s\n\n", raw)
 	s.w.Flush()

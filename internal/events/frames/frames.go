@@ -269,3 +269,23 @@ func (AgentInit[A, M, P]) FrameType() string { return "init" }
 func (WorkspaceInit[W]) FrameType() string   { return "init" }
 func (Ack) FrameType() string                { return "ack" }
 func (CommandError) FrameType() string       { return "command_error" }
+
+// Marshal encodes a frame the API writes itself (init, a stream's closing error, a command's
+// answer) as it goes on the wire: "type" first, then the frame's fields.
+func Marshal(f Frame) ([]byte, error) {
+	fields, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	head, err := json.Marshal(struct {
+		Type string `json:"type"`
+	}{f.FrameType()})
+	if err != nil {
+		return nil, err
+	}
+	if string(fields) == "{}" {
+		return head, nil
+	}
+	// {"type":…} + {fields} → {"type":…,fields}
+	return append(append(head[:len(head)-1], ','), fields[1:]...), nil
+}

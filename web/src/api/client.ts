@@ -1,6 +1,7 @@
 // The REST client: every call carries the signed-in user's token in the Authorization header
 // (never in a URL), and every failure becomes an ApiError with the API's {error, code}.
 import { getToken, signalUnauthorized } from '../auth/token'
+import type { operations } from './schema.gen'
 
 export class ApiError extends Error {
   readonly status: number
@@ -66,3 +67,14 @@ export interface Page<T> {
   next_cursor: string | null
   has_more: boolean
 }
+
+// Types of the API's answers and bodies, from web/src/api/schema.gen.ts (generated from
+// schemas/openapi.json: npm run gen:api). Operations are named by their operationId there.
+type Success<R> = R extends { 200: infer S } ? S : R extends { 201: infer S } ? S : R extends { 202: infer S } ? S : never
+type JsonOf<S> = S extends { content: { 'application/json': infer J } } ? J : undefined
+
+/** The JSON body of an operation's success answer. */
+export type ResponseOf<Op extends keyof operations> = JsonOf<Success<operations[Op]['responses']>>
+
+/** An operation's JSON request body. */
+export type BodyOf<Op extends keyof operations> = operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never

@@ -1,13 +1,8 @@
 import { useState, type FormEvent } from 'react'
-import { api, ApiError } from '../api/client'
+import { ApiError } from '../api/client'
+import { devSignIn } from './api'
 import { saveSession } from './token'
 import { Button, TextField, ErrorBanner } from '../ui/controls'
-
-interface DevToken {
-  token: string
-  user: string
-  expires_at: string
-}
 
 /**
  * Development sign-in: any user name, a token from POST /api/dev/token (absent in production).
@@ -23,7 +18,7 @@ export function DevSignIn({ embedded = false }: { embedded?: boolean }) {
     setBusy(true)
     setError(null)
     try {
-      const t = await api<DevToken>('/api/dev/token', { method: 'POST', body: { user: user.trim() } })
+      const t = await devSignIn(user.trim())
       saveSession({ token: t.token, user: t.user, expiresAt: Date.parse(t.expires_at) })
     } catch (err) {
       setError(err as ApiError)

@@ -1,4 +1,5 @@
 import useSWR from 'swr'
+import { authKeys } from './api'
 import { DevSignIn } from './SignIn'
 import { OidcSignIn, type AuthConfig } from './oidc'
 import { ErrorBanner, Spinner } from '../ui/controls'
@@ -8,7 +9,7 @@ import { ErrorBanner, Spinner } from '../ui/controls'
  * development server with OIDC configured offers both (the provider first).
  */
 export function SignInPage() {
-  const { data, error } = useSWR<AuthConfig>('/api/auth/config')
+  const { data, error } = useSWR<AuthConfig>(authKeys.config)
   // A server without the route (older API) offers the development sign-in, which it refuses if absent.
   if (error && (error as { status?: number }).status === 404) return <DevSignIn />
   if (error) return <main className="p-6"><ErrorBanner error={error} /></main>

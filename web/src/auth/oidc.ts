@@ -5,15 +5,8 @@ import { createElement, useState, type ReactNode } from 'react'
 import { jwtClaims, loadSession, onSessionChange, saveSession, type Session } from './token'
 import { Button, ErrorBanner } from '../ui/controls'
 
-export interface AuthConfig {
-  mode: 'dev' | 'oidc' | 'none'
-  issuer?: string
-  client_id?: string
-  scopes?: string
-  audience?: string
-  /** mode oidc on a development server: the development sign-in exists too. */
-  dev_sign_in?: boolean
-}
+import type { AuthConfig } from './api'
+export type { AuthConfig }
 
 /** The provider metadata the page uses (from <issuer>/.well-known/openid-configuration). */
 export interface Discovery {

@@ -1,8 +1,8 @@
 import { useState } from 'react'
 import { useSWRConfig } from 'swr'
-import { api } from '../api/client'
 import { keys } from '../api/keys'
 import { Button } from '../ui/controls'
+import { archiveAgent, restoreAgent } from './api'
 
 /** Archives the conversation (it leaves the sidebar's list) or restores an archived one. */
 export function ArchiveButton({ agentId, wsId, archived, onChange, onError }: {
@@ -17,8 +17,8 @@ export function ArchiveButton({ agentId, wsId, archived, onChange, onError }: {
   async function toggle() {
     setBusy(true)
     try {
-      if (archived) await api(`/api/agents/${agentId}`, { method: 'PATCH', body: { archived: false } })
-      else await api(`/api/agents/${agentId}/archive`, { method: 'POST' })
+      if (archived) await restoreAgent(agentId)
+      else await archiveAgent(agentId)
       onChange(!archived)
       await Promise.all([mutate(keys.agents(wsId)), mutate(keys.agents(wsId, true))])
     } catch (e) {

@@ -4,20 +4,21 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { useParams } from 'react-router'
 import useSWR, { useSWRConfig } from 'swr'
-import { api, type Page } from '../api/client'
+import type { Page } from '../api/client'
 import { keys } from '../api/keys'
 import type { Org } from '../api/types'
 import { useUser } from '../auth/AuthProvider'
 import { useCurrentWorkspace } from '../layout/currentWorkspace'
 import { Button, ErrorBanner, PageHeader, Spinner } from '../ui/controls'
 import { ApprovalPanel, type Decision } from './ApprovalCard'
+import { messagesBefore } from './api'
 import { ArchiveButton } from './ArchiveButton'
 import { allowedDecisions } from './approvalRules'
 import { Composer } from './Composer'
 import type { StoredFile } from './files'
 import { MessageList } from './MessageList'
 import { ModelPicker } from './ModelPicker'
-import type { ChatMessage, ChatState, Outgoing, PendingApproval } from './reducer'
+import type { ChatState, Outgoing, PendingApproval } from './reducer'
 import { commandError, newId, useChatStream } from './useChatStream'
 
 export default function ChatPage() {
@@ -136,7 +137,7 @@ function ChatView({ wsId, agentId }: { wsId: string; agentId: string }) {
   const firstSeq = state.messages[0]?.seq ?? 1
   const loadOlder = useCallback(async () => {
     // The newest 500 messages older than the oldest one shown.
-    const page = await api<Page<ChatMessage>>(`/api/agents/${agentId}/messages?before=${firstSeq}&limit=500`)
+    const page = await messagesBefore(agentId, firstSeq, 500)
     const before = page.data.filter((m) => m.seq < firstSeq)
     dispatch({ type: 'local/older', messages: before })
     return before.length

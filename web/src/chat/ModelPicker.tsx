@@ -2,19 +2,13 @@
 // current model is shown), changed with PATCH /api/agents/:id {"model"}.
 import { memo, useId, useState } from 'react'
 import useSWR, { useSWRConfig } from 'swr'
-import { api, ApiError } from '../api/client'
+import { ApiError } from '../api/client'
 import { keys } from '../api/keys'
-
-interface ModelInfo {
-  id: string
-  provider: string
-  model: string
-  default: boolean
-}
+import { chatKeys, setAgentModel, type ModelInfo } from './api'
 
 export const ModelPicker = memo(function ModelPicker({ agentId, current, onChanged }: { agentId: string; current: string; onChanged: (m: string) => void }) {
   const id = useId()
-  const { data, error } = useSWR<{ data: ModelInfo[] }>('/api/models')
+  const { data, error } = useSWR<{ data: ModelInfo[] }>(chatKeys.models)
   const { mutate } = useSWRConfig()
   const [saving, setSaving] = useState(false)
   const [err, setErr] = useState('')
@@ -33,7 +27,7 @@ export const ModelPicker = memo(function ModelPicker({ agentId, current, onChang
     setSaving(true)
     setErr('')
     try {
-      await api(keys.agent(agentId), { method: 'PATCH', body: { model } })
+      await setAgentModel(agentId, model)
       onChanged(model)
       void mutate(keys.agent(agentId))
     } catch (e) {

@@ -1,14 +1,10 @@
 // One tool call: its status, arguments (pretty JSON), result preview and, for outputs stored
 // by reference (claim check), the full output on demand.
 import { memo, useState } from 'react'
-import { api } from '../api/client'
 import { Button, ErrorBanner } from '../ui/controls'
+import { toolOutput } from './api'
 import { formatSize } from './files'
 import type { ToolView } from './reducer'
-
-// The whole output behind a preview ({tool_call_id, content, size}; docs/api.md).
-export const fullOutputPath = (agentId: string, toolCallId: string) =>
-  `/api/agents/${agentId}/tool-outputs/${encodeURIComponent(toolCallId)}`
 
 export function prettyJSON(text: string | undefined): string {
   if (!text) return ''
@@ -52,7 +48,7 @@ export const ToolCard = memo(function ToolCard({ agentId, callId, name, view }: 
     setLoading(true)
     setError(null)
     try {
-      const r = await api<string | { content?: string }>(fullOutputPath(agentId, callId))
+      const r = await toolOutput(agentId, callId)
       setFull(typeof r === 'string' ? r : (r?.content ?? ''))
     } catch (e) {
       setError(e)

@@ -1,15 +1,10 @@
 // Attachments: upload to POST /api/files, and open a stored file. Downloads need the
 // Authorization header, so the bytes are fetched as a blob and opened from an object URL
 // (the token never goes into a URL).
-import { api, ApiError } from '../api/client'
+import { api, ApiError, type ResponseOf } from '../api/client'
 import { getToken } from '../auth/token'
 
-export interface StoredFile {
-  id: string
-  name: string
-  size: number
-  content_type: string
-}
+export type StoredFile = ResponseOf<'postFiles'>
 
 export const acceptedFiles = 'application/pdf,image/png,image/jpeg,image/gif,image/webp,text/plain,text/markdown,text/csv,.md,.csv,.txt'
 

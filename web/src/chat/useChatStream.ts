@@ -2,9 +2,10 @@
 // reducer once per animation frame (a 50 tokens/s reply is then one render per frame, not one
 // per delta), and commands (message, approve, stop) answered by their ack / command_error.
 import { useCallback, useEffect, useReducer, useRef } from 'react'
-import { api, ApiError } from '../api/client'
+import { ApiError } from '../api/client'
 import { EventStream } from '../api/stream'
 import type { AgentFrame } from './events.gen'
+import { postCommand } from './api'
 import { chatReducer, initialState } from './reducer'
 
 /** What a command got: the REST route's status and body, whichever way it travelled. */
@@ -97,7 +98,7 @@ export function useChatStream(agentId: string) {
       if (streamRef.current?.send({ type, request_id: requestId, ...body })) return viaSocket
       waiting.current.delete(requestId)
       try {
-        const result = await api<Record<string, unknown>>(restPath, { method: 'POST', body })
+        const result = await postCommand(restPath, body)
         return { http_status: 200, result: result ?? null }
       } catch (e) {
         const err = e instanceof ApiError ? e : new ApiError(0, 'network', String(e))

@@ -2,8 +2,9 @@
 // live progress from the workspace topic and a cancel button; the runs list; the schedules.
 import { useState } from 'react'
 import useSWR from 'swr'
-import { api, ApiError } from '../api/client'
+import { ApiError } from '../api/client'
 import { Button, Card, ErrorBanner } from '../ui/controls'
+import { cancelSyncRun, scheduleAction, startSync } from './api'
 import { useLandscape } from './context'
 import { landscapePaths, query } from './paths'
 import { fromStoredProgress, phaseLabel, waitingText, withStoredWaiting, type LiveRun } from './progress'
@@ -71,7 +72,7 @@ function IndexCard({ ix }: { ix: IndexStatus }) {
     setErr(null)
     setConflict(false)
     try {
-      await api(landscapePaths.index(wsId), { method: 'POST', body: { connection_id: ix.connection_id, mode } })
+      await startSync(wsId, ix.connection_id, mode)
       await mutate()
     } catch (e) {
       if (e instanceof ApiError && e.code === 'sync_running') {
@@ -88,7 +89,7 @@ function IndexCard({ ix }: { ix: IndexStatus }) {
     setBusy('cancel')
     setErr(null)
     try {
-      await api(`/api/workspaces/${wsId}/sync-runs/${runId}/cancel`, { method: 'POST' })
+      await cancelSyncRun(wsId, runId)
       await mutate()
     } catch (e) {
       setErr(e)
@@ -148,7 +149,7 @@ function RunsSection() {
   async function cancel(runId: string) {
     setErr(null)
     try {
-      await api(`/api/workspaces/${wsId}/sync-runs/${runId}/cancel`, { method: 'POST' })
+      await cancelSyncRun(wsId, runId)
       await list.mutate()
     } catch (e) {
       setErr(e)
@@ -217,7 +218,7 @@ function SchedulesSection() {
     setErr(null)
     setDone(null)
     try {
-      await api(`/api/workspaces/${wsId}/sync-schedules/${s.connection_id}/${s.mode}/${action}`, { method: 'POST' })
+      await scheduleAction(wsId, s.connection_id, s.mode, action)
       await mutate()
       setDone(`${nameOf(s.connection_id)} ${s.mode} schedule: ${action === 'trigger' ? 'triggered' : action === 'pause' ? 'paused' : 'resumed'}.`)
     } catch (e) {

@@ -4,10 +4,11 @@ import { useCallback, useContext, useEffect, useRef, useState, type ReactNode } 
 import useSWR from 'swr'
 import useSWRInfinite from 'swr/infinite'
 import { Link, useNavigate } from 'react-router'
-import { api, ApiError, type Page } from '../api/client'
+import { ApiError, type Page } from '../api/client'
 import { keys } from '../api/keys'
 import type { Connection } from '../api/types'
 import { Button, ErrorBanner, SelectField, Spinner } from '../ui/controls'
+import { startSync } from './api'
 import { withCursor } from './paths'
 import { LandscapeContext } from './context'
 
@@ -100,10 +101,11 @@ export function NoIndex({ wsId, connectionId }: { wsId: string; connectionId?: s
   const [busy, setBusy] = useState(false)
   const [err, setErr] = useState<unknown>(null)
   async function start() {
+    if (!connectionId) return // the button shows only with a connection
     setBusy(true)
     setErr(null)
     try {
-      await api(`/api/workspaces/${wsId}/index`, { method: 'POST', body: { connection_id: connectionId, mode: 'full' } })
+      await startSync(wsId, connectionId, 'full')
     } catch (e) {
       if (!(e instanceof ApiError && e.code === 'sync_running')) {
         setErr(e)

@@ -1,9 +1,10 @@
 import { useState, type FormEvent } from 'react'
 import { Navigate, useNavigate, useSearchParams } from 'react-router'
 import useSWR, { useSWRConfig } from 'swr'
-import { api, ApiError, type Page } from '../api/client'
+import { ApiError, type Page } from '../api/client'
 import { keys } from '../api/keys'
 import type { Org, Workspace } from '../api/types'
+import { createOrg, createWorkspace } from './api'
 import { Button, Card, ErrorBanner, PageHeader, Spinner, TextField } from '../ui/controls'
 
 /** The start page: opens the last workspace, or creates the first organization and workspace. */
@@ -33,7 +34,7 @@ function CreateOrg({ first }: { first: boolean }) {
     <CreateNamed title={first ? 'Welcome to sapagent' : 'New organization'} label="Organization name" button="Create organization"
       intro={first ? "Start with an organization: it holds your team's workspaces and members." : undefined}
       create={async (name) => {
-        const o = await api<Org>('/api/orgs', { method: 'POST', body: { name } })
+        const o = await createOrg(name)
         localStorage.setItem('sapagent.org', o.id)
         await mutate(keys.orgs)
         navigate(`/?org=${o.id}&new=workspace`)
@@ -48,7 +49,7 @@ function CreateWorkspace({ org }: { org: Org }) {
     <CreateNamed title={`New workspace in ${org.name}`} label="Workspace name" button="Create workspace"
       intro="A workspace groups SAP connections, conversations and the people who work on them."
       create={async (name) => {
-        const w = await api<Workspace>('/api/workspaces', { method: 'POST', body: { org_id: org.id, name } })
+        const w = await createWorkspace(org.id, name)
         await mutate(keys.workspaces(org.id))
         navigate(`/w/${w.id}/settings/connections`)
       }} />

@@ -1,11 +1,12 @@
 import { useState } from 'react'
 import { Link, NavLink, useMatch, useNavigate } from 'react-router'
 import useSWR, { useSWRConfig } from 'swr'
-import { api, type Page } from '../api/client'
+import type { Page } from '../api/client'
 import { keys } from '../api/keys'
 import type { Agent, Org, Workspace } from '../api/types'
 import { useAuth } from '../auth/AuthProvider'
 import { Button, ErrorBanner } from '../ui/controls'
+import { createAgent } from '../chat/api'
 
 const LAST_ORG = 'sapagent.org'
 
@@ -76,7 +77,7 @@ function Conversations({ wsId, workspace }: { wsId: string; workspace?: Workspac
     setCreating(true)
     setCreateError(null)
     try {
-      const a = await api<Agent>('/api/agents', { method: 'POST', body: { workspace_id: wsId, name: 'New chat' } })
+      const a = await createAgent(wsId, 'New chat')
       await mutate(keys.agents(wsId))
       navigate(`/w/${wsId}/chat/${a.id}`)
     } catch (e) {

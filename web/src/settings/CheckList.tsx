@@ -1,6 +1,6 @@
 // The checks of a connection test, each with ok or its error.
 import { CHECK_LABELS } from './connectionForm'
-import type { CheckResult } from './settingsApi'
+import type { CheckResult } from './api'
 
 export function CheckList({ result }: { result: CheckResult }) {
   return (

@@ -2,7 +2,6 @@
 // test-connection-preview, (3) save, then store the connector key as a write-only secret.
 // Also edits a saved connection (PATCH of what changed).
 import { useState, type FormEvent } from 'react'
-import { api } from '../api/client'
 import type { Connection } from '../api/types'
 import { Button, ErrorBanner, SelectField, TextField } from '../ui/controls'
 import {
@@ -11,7 +10,7 @@ import {
 } from './connectionForm'
 import { connectionFields, splitError } from './fieldErrors'
 import { Modal } from './parts'
-import type { CheckResult } from './settingsApi'
+import { createConnection, previewConnection, setSecret, updateConnection, type CheckResult } from './api'
 import { CheckList } from './CheckList'
 
 type Step = 'settings' | 'test'
@@ -72,7 +71,7 @@ function WizardBody({ wsId, connection, onSaved, onCancel }: {
     setError(null)
     setResult(null)
     try {
-      setResult(await api<CheckResult>(`/api/workspaces/${wsId}/test-connection-preview`, { method: 'POST', body: previewBody(form, login) }))
+      setResult(await previewConnection(wsId, previewBody(form, login)))
     } catch (err) {
       failed(err)
     } finally {
@@ -86,8 +85,8 @@ function WizardBody({ wsId, connection, onSaved, onCancel }: {
     let saved: Connection
     try {
       saved = connection
-        ? await api<Connection>(`/api/workspaces/${wsId}/connections/${connection.id}`, { method: 'PATCH', body: patchBody(form, before) })
-        : await api<Connection>(`/api/workspaces/${wsId}/connections`, { method: 'POST', body: createBody(form) })
+        ? await updateConnection(wsId, connection.id, patchBody(form, before))
+        : await createConnection(wsId, createBody(form))
     } catch (err) {
       failed(err)
       setBusy('')
@@ -96,7 +95,7 @@ function WizardBody({ wsId, connection, onSaved, onCancel }: {
     let keyError: unknown
     if (login.connector_key) {
       try {
-        await api(`/api/workspaces/${wsId}/connections/${saved.id}/secrets/connector_key`, { method: 'PUT', body: { value: login.connector_key } })
+        await setSecret(wsId, saved.id, 'connector_key', login.connector_key)
       } catch (err) {
         keyError = err
       }

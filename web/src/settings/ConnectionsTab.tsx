@@ -2,7 +2,7 @@
 // wizard, a test of a saved connection, its write-only secrets, and delete.
 import { useState } from 'react'
 import useSWR, { useSWRConfig } from 'swr'
-import { api, type Page } from '../api/client'
+import type { Page } from '../api/client'
 import { keys } from '../api/keys'
 import type { Connection } from '../api/types'
 import { Button, Card, ErrorBanner, Spinner } from '../ui/controls'
@@ -11,7 +11,7 @@ import { credentialModeLabel } from './connectionForm'
 import { ConnectionWizard, type SavedResult } from './ConnectionWizard'
 import { ConfirmDialog } from './parts'
 import { SecretsDialog } from './SecretsDialog'
-import { settingsKeys, type CheckResult, type ConnectorHealth } from './settingsApi'
+import { deleteConnection, settingsKeys, testConnection, type CheckResult, type ConnectorHealth } from './api'
 
 export function ConnectionsTab({ wsId, isAdmin }: { wsId: string; isAdmin: boolean }) {
   const { mutate } = useSWRConfig()
@@ -76,7 +76,7 @@ function ConnectionItem({ wsId, connection: c, isAdmin, health, healthLoading, o
   async function runTest() {
     setTest({ busy: true })
     try {
-      const result = await api<CheckResult>(`/api/workspaces/${wsId}/test-connection`, { method: 'POST', body: { connection_id: c.id } })
+      const result = await testConnection(wsId, c.id)
       setTest({ busy: false, result })
     } catch (error) {
       setTest({ busy: false, error })
@@ -87,7 +87,7 @@ function ConnectionItem({ wsId, connection: c, isAdmin, health, healthLoading, o
     setDeleting(true)
     setDeleteError(null)
     try {
-      await api(`/api/workspaces/${wsId}/connections/${c.id}`, { method: 'DELETE' })
+      await deleteConnection(wsId, c.id)
       setConfirm(false)
       await mutate(keys.connections(wsId))
       void mutate(settingsKeys.health(wsId))

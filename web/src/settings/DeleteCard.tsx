@@ -1,7 +1,6 @@
 import { useState, type ReactNode } from 'react'
-import { api } from '../api/client'
 import { Button, Card } from '../ui/controls'
-import type { DeletionStarted } from './deletion'
+import { startDeletion } from './api'
 import { ConfirmDialog, DeletionProgress } from './parts'
 
 /**
@@ -25,7 +24,7 @@ export function DeleteCard({ what, name, path, explanation, description, onStart
     setBusy(true)
     setError(null)
     try {
-      const d = await api<DeletionStarted>(path, { method: 'DELETE' })
+      const d = await startDeletion(path)
       setStatusUrl(d.status_url)
       setOpen(false)
       onStarted?.()

@@ -2,7 +2,7 @@
 import { useCallback, useState } from 'react'
 import { useNavigate } from 'react-router'
 import { useSWRConfig } from 'swr'
-import { api } from '../api/client'
+import { updateWorkspace } from './api'
 import { keys } from '../api/keys'
 import type { Workspace } from '../api/types'
 import { Card, ErrorBanner, SelectField } from '../ui/controls'
@@ -25,7 +25,7 @@ function RenameWorkspace({ workspace, disabled }: { workspace: Workspace; disabl
   const { mutate } = useSWRConfig()
   return (
     <RenameCard title="Workspace" label="Workspace name" current={workspace.name} disabled={disabled} save={async (name) => {
-      const w = await api<Workspace>(keys.workspace(workspace.id), { method: 'PATCH', body: { name } })
+      const w = await updateWorkspace(workspace.id, { name })
       await mutate(keys.workspace(workspace.id), w, { revalidate: false })
       await mutate(keys.workspaces(workspace.org_id))
     }} />
@@ -46,7 +46,7 @@ function ApprovalFlags({ workspace, disabled }: { workspace: Workspace; disabled
     setSaving(true)
     setError(null)
     try {
-      const w = await api<Workspace>(keys.workspace(workspace.id), { method: 'PATCH', body: { [flag]: value } })
+      const w = await updateWorkspace(workspace.id, { [flag]: value })
       await mutate(keys.workspace(workspace.id), w, { revalidate: false })
     } catch (err) {
       setError(err)

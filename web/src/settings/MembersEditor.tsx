@@ -2,12 +2,12 @@
 // by the organization settings; the API decides who may do what and its message is shown.
 import { useState, type FormEvent } from 'react'
 import useSWR from 'swr'
-import { api, type Page } from '../api/client'
+import type { Page } from '../api/client'
 import type { Member } from '../api/types'
 import { useAuth } from '../auth/AuthProvider'
 import { Button, ErrorBanner, SelectField, Spinner, TextField } from '../ui/controls'
 import { explainMemberError, memberFields, splitError } from './fieldErrors'
-import { when } from './settingsApi'
+import { addMember, removeMember, when } from './api'
 
 export interface MembersApi {
   list: string // GET: the members
@@ -66,7 +66,7 @@ export function MembersEditor({ what, roles, endpoints, canManage, userHint }: {
                 <td className="text-right">
                   {(canManage || m.user_id === session?.user) && (
                     <Button variant="ghost" aria-label={m.user_id === session?.user ? `Leave the ${what}` : `Remove ${m.user_id}`} disabled={busyUser === m.user_id}
-                      onClick={() => rowAction(m.user_id, () => api(endpoints.remove(m.user_id), { method: 'DELETE' }))}>
+                      onClick={() => rowAction(m.user_id, () => removeMember(endpoints.remove(m.user_id)))}>
                       {m.user_id === session?.user ? 'Leave' : 'Remove'}
                     </Button>
                   )}
@@ -98,7 +98,7 @@ function AddMember({ what, roles, url, userHint, onAdded }: {
     setSaving(true)
     setError(null)
     try {
-      await api(url, { method: 'POST', body: { user_id: user.trim(), role } })
+      await addMember(url, user.trim(), role)
       setUser('')
       await onAdded()
     } catch (err) {

@@ -1,8 +1,7 @@
 // Members of the workspace: org members become workspace admins or members.
-import { api } from '../api/client'
 import { Card } from '../ui/controls'
 import { MembersEditor } from './MembersEditor'
-import { settingsKeys } from './settingsApi'
+import { addMember, settingsKeys } from './api'
 
 const ROLES = [{ value: 'member', label: 'Member' }, { value: 'admin', label: 'Admin' }]
 
@@ -18,7 +17,7 @@ export function MembersTab({ wsId, isAdmin }: { wsId: string; isAdmin: boolean }
         endpoints={{
           list, add: list,
           // Adding an existing member again sets their role.
-          changeRole: (user, role) => api(list, { method: 'POST', body: { user_id: user, role } }),
+          changeRole: (user, role) => addMember(list, user, role),
           remove: (user) => `${list}/${encodeURIComponent(user)}`,
         }} />
     </Card>

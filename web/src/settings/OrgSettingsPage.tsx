@@ -2,14 +2,13 @@
 import { useCallback } from 'react'
 import { useNavigate, useParams } from 'react-router'
 import useSWR, { useSWRConfig } from 'swr'
-import { api } from '../api/client'
 import { keys } from '../api/keys'
 import type { Org } from '../api/types'
 import { Card, ErrorBanner, PageHeader, Spinner } from '../ui/controls'
 import { DeleteCard } from './DeleteCard'
 import { RenameCard } from './RenameCard'
 import { MembersEditor } from './MembersEditor'
-import { settingsKeys } from './settingsApi'
+import { renameOrg, setOrgMemberRole, settingsKeys } from './api'
 
 const ROLES = [{ value: 'member', label: 'Member' }, { value: 'admin', label: 'Admin' }, { value: 'owner', label: 'Owner' }]
 
@@ -32,7 +31,7 @@ export default function OrgSettingsPage() {
             userHint="The person's user ID (their sign-in name)."
             endpoints={{
               list, add: list,
-              changeRole: (user, role) => api(`${list}/${encodeURIComponent(user)}`, { method: 'PATCH', body: { role } }),
+              changeRole: (user, role) => setOrgMemberRole(org.id, user, role),
               remove: (user) => `${list}/${encodeURIComponent(user)}`,
             }} />
         </Card>
@@ -46,7 +45,7 @@ function RenameOrg({ org, disabled }: { org: Org; disabled: boolean }) {
   const { mutate } = useSWRConfig()
   return (
     <RenameCard title="Organization" label="Organization name" current={org.name} disabled={disabled} save={async (name) => {
-      const o = await api<Org>(settingsKeys.org(org.id), { method: 'PATCH', body: { name } })
+      const o = await renameOrg(org.id, name)
       await mutate(settingsKeys.org(org.id), o, { revalidate: false })
       await mutate(keys.orgs)
     }} />

@@ -2,13 +2,13 @@
 // workspace. Passwords are write-only; an invalidated login shows why.
 import { useState, type FormEvent } from 'react'
 import useSWR from 'swr'
-import { api, type Page } from '../api/client'
+import type { Page } from '../api/client'
 import { keys } from '../api/keys'
 import type { Connection } from '../api/types'
 import { Button, Card, ErrorBanner, Spinner, TextField } from '../ui/controls'
 import { credentialModeLabel } from './connectionForm'
 import { credentialFields, splitError } from './fieldErrors'
-import { settingsKeys, when, type SapCredential } from './settingsApi'
+import { deleteSapLogin, setSapLogin, settingsKeys, when, type SapCredential } from './api'
 
 export function SapLoginsTab({ wsId }: { wsId: string }) {
   const conns = useSWR<Page<Connection>>(keys.connections(wsId))
@@ -42,7 +42,6 @@ function LoginForm({ connection: c, credential, onChange }: { connection: Connec
   const [busy, setBusy] = useState<'' | 'saving' | 'removing'>('')
   const [saved, setSaved] = useState(false)
   const [error, setError] = useState<unknown>(null)
-  const url = `/api/user/sap-credentials/${c.id}`
 
   async function save(e: FormEvent) {
     e.preventDefault()
@@ -50,7 +49,7 @@ function LoginForm({ connection: c, credential, onChange }: { connection: Connec
     setSaved(false)
     setError(null)
     try {
-      const cred = await api<SapCredential>(url, { method: 'PUT', body: { sap_user: sapUser, password } })
+      const cred = await setSapLogin(c.id, sapUser, password)
       setPassword('')
       setSapUser(cred.sap_user)
       setSaved(true)
@@ -67,7 +66,7 @@ function LoginForm({ connection: c, credential, onChange }: { connection: Connec
     setSaved(false)
     setError(null)
     try {
-      await api(url, { method: 'DELETE' })
+      await deleteSapLogin(c.id)
       setSapUser('')
       await onChange()
     } catch (err) {

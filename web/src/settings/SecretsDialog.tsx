@@ -2,12 +2,12 @@
 // invalidated (the connector moved to another address) are listed; values never are.
 import { useState, type FormEvent } from 'react'
 import useSWR from 'swr'
-import { api, type Page } from '../api/client'
+import type { Page } from '../api/client'
 import type { Connection } from '../api/types'
 import { Button, ErrorBanner, Spinner, TextField } from '../ui/controls'
 import { secretFields, splitError } from './fieldErrors'
 import { Modal } from './parts'
-import { settingsKeys, when, type SecretName } from './settingsApi'
+import { deleteSecret, setSecret, settingsKeys, when, type SecretName } from './api'
 
 export function SecretsDialog({ wsId, connection, open, onOpenChange }: {
   wsId: string
@@ -40,7 +40,7 @@ function Secrets({ wsId, connection }: { wsId: string; connection: Connection })
     setSaved('')
     setFormError(null)
     try {
-      await api(`${key}/${encodeURIComponent(name.trim())}`, { method: 'PUT', body: { value } })
+      await setSecret(wsId, connection.id, name.trim(), value)
       setValue('') // the value leaves the page as soon as it is stored
       setSaved(name.trim())
       await mutate()
@@ -55,7 +55,7 @@ function Secrets({ wsId, connection }: { wsId: string; connection: Connection })
     setRemoving(n)
     setRowError(null)
     try {
-      await api(`${key}/${encodeURIComponent(n)}`, { method: 'DELETE' })
+      await deleteSecret(wsId, connection.id, n)
       await mutate()
     } catch (err) {
       setRowError(err)

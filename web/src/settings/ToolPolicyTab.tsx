@@ -2,23 +2,15 @@
 import { useId, useState } from 'react'
 import { RadioGroup } from 'radix-ui'
 import useSWR from 'swr'
-import { api } from '../api/client'
 import { Card, ErrorBanner, Spinner } from '../ui/controls'
 import { SaveState } from './parts'
-import { settingsKeys, type ToolPolicy } from './settingsApi'
+import { setToolPolicy, settingsKeys, type PolicyView, type ToolPolicy } from './api'
 
 const CHOICES: { value: ToolPolicy; label: string; help: string }[] = [
   { value: 'ask_every_time', label: 'Ask every time', help: 'Every tool call waits for your approval, reads included.' },
   { value: 'run_reads_only', label: 'Run reads, ask for writes', help: 'Reads run at once; anything that could change SAP waits for approval (the default).' },
   { value: 'run_everything', label: 'Run everything', help: 'Reads and writes run without asking; use it only where mistakes are cheap.' },
 ]
-
-/** The caller's choice and what applies: the choice bounded by the workspace's maximum, and four eyes. */
-interface PolicyView {
-  policy: ToolPolicy
-  effective_policy?: ToolPolicy
-  four_eyes?: boolean
-}
 
 export function ToolPolicyTab({ wsId }: { wsId: string }) {
   const key = settingsKeys.toolPolicy(wsId)
@@ -33,7 +25,7 @@ export function ToolPolicyTab({ wsId }: { wsId: string }) {
     setSaved(false)
     setSaveError(null)
     try {
-      const p = await api<PolicyView>(key, { method: 'PUT', body: { policy } })
+      const p = await setToolPolicy(wsId, policy as ToolPolicy) // one of CHOICES
       await mutate(p, { revalidate: false })
       setSaved(true)
     } catch (err) {

@@ -1,5 +1,6 @@
 // The connection wizard's form and the request bodies it sends (api/connections.go,
 // api/sap.go): pure functions, unit-tested.
+import type { BodyOf } from '../api/client'
 import type { Connection } from '../api/types'
 
 export interface ConnectionForm {
@@ -65,7 +66,7 @@ export function patchBody(f: ConnectionForm, before: ConnectionForm): Record<str
 }
 
 /** POST test-connection-preview body: the unsaved settings plus the test login. */
-export function previewBody(f: ConnectionForm, login: TestLogin): Record<string, unknown> {
+export function previewBody(f: ConnectionForm, login: TestLogin): BodyOf<'postWorkspacesByIdTestConnectionPreview'> {
   return {
     system_type: f.system_type, connector_url: f.connector_url.trim(), environment: f.environment, simulated: f.simulated,
     connector_key: login.connector_key, sap_user: login.sap_user.trim(), sap_password: login.sap_password,

@@ -1,5 +1,6 @@
 // Following a workspace or organization deletion (docs/api.md, "Deleting a workspace or an
 // organization"): DELETE answers 202 with a status URL; its `step` walks to `done`.
+import type { ResponseOf } from '../api/client'
 
 export interface Deletion {
   deletion_id: string
@@ -13,10 +14,7 @@ export interface Deletion {
   workspaces_done: number
 }
 
-export interface DeletionStarted {
-  deletion_id: string
-  status_url: string
-}
+export type DeletionStarted = ResponseOf<'deleteWorkspacesById'>
 
 const STEPS: Record<string, string> = {
   hiding: 'Hiding it from everyone',
