@@ -36,7 +36,7 @@ $(WEB_DEPS): web/package-lock.json | node
 # Old hashed assets are removed first so the binary embeds only the current build.
 web/dist/index.html: $(WEB_DEPS) $(WEB_SOURCES) | node
 	rm -rf web/dist/assets
-	cd web && $(NPM) run build
+	cd web && ../scripts/stage.sh web-build $(NPM) run build
 
 # Go unit, integration (real Postgres, Redis, embedded Temporal) and fuzz seed-corpus tests, then
 # the page's unit tests and its browser tests (Chromium from Debian, installed when missing). The
@@ -44,22 +44,28 @@ web/dist/index.html: $(WEB_DEPS) $(WEB_SOURCES) | node
 # web/dist nor anything Go compiles. The Go tests embed whatever web/dist holds (the integration
 # test of the page passes with or without a build); the browser tests build the page and a binary
 # that embeds it.
+# Each stage prints how long it took (scripts/stage.sh).
 test: services
 	@mkdir -p web/e2e/results
 	@( $(MAKE) --no-print-directory web-deps && scripts/chromium.sh ) > web/e2e/results/prepare.log 2>&1 & prep=$$!; \
-	status=0; $(GO) test -count=1 -timeout 30m ./... || status=$$?; \
+	status=0; scripts/stage.sh go-tests $(GO) test $(GO_TEST_FLAGS) ./... || status=$$?; \
 	if ! wait $$prep; then echo "test: preparing the browser tests failed:"; cat web/e2e/results/prepare.log; exit 1; fi; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
 	$(MAKE) --no-print-directory test-web
 
 web-deps: $(WEB_DEPS)
 
+# Only the integration package marks tests parallel; they mostly wait on their own stacks
+# (Temporal timers, outages, the offline model), so more of them than cores run at once.
+GO_TEST_PARALLEL ?= 4
+GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel $(GO_TEST_PARALLEL)
+
 test-go: services
-	$(GO) test -count=1 -timeout 30m ./...
+	scripts/stage.sh go-tests $(GO) test $(GO_TEST_FLAGS) ./...
 
 test-web: services web
-	cd web && $(NPM) test
-	cd web && $(NPM) run e2e
+	cd web && ../scripts/stage.sh web-unit $(NPM) test
+	cd web && ../scripts/stage.sh browser-tests $(NPM) run e2e
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -76,16 +82,16 @@ generate:
 	fi
 
 lint:
-	$(GO) vet ./...
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	scripts/stage.sh go-vet $(GO) vet ./...
+	scripts/stage.sh staticcheck $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # The page: ESLint (web/eslint.config.js) and TypeScript's checks of the page and its browser
 # tests; redocly lint of schemas/openapi.json (web/redocly.yaml) and the page's REST types
 # regenerated from it must equal web/src/api/schema.gen.ts.
 lint-web: web-deps
-	cd web && $(NPM) run lint
-	cd web && $(NPM) run typecheck
-	cd web && $(NPM) run lint:api
+	cd web && ../scripts/stage.sh eslint $(NPM) run lint
+	cd web && ../scripts/stage.sh typecheck $(NPM) run typecheck
+	cd web && ../scripts/stage.sh openapi-lint $(NPM) run lint:api
 
 bench: services
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count=1 -timeout 30m ./...
