@@ -112,7 +112,7 @@ func runCommand(ctx context.Context, cmd string, cfg config.Config, log *slog.Lo
 		if err != nil {
 			return err
 		}
-		n, err := secrets.Rotate(ctx, deps.Store, keys)
+		n, err := secrets.Rotate(ctx, deps.Store.Connections, keys)
 		fmt.Printf("re-encrypted %d values under key %s\n", n, keys.CurrentKeyID())
 		return err
 	default:
