@@ -127,6 +127,9 @@ func (s *Server) Router() *gin.Engine {
 	// Everything else: authenticated, then mutations rate-limited per user.
 	a := api.Group("", s.authenticate, s.rateLimit)
 	st := s.Store
+	if st == nil {
+		st = &store.Store{} // routers built without a database (tests of the public routes)
+	}
 	deps := httpx.Deps{Access: httpx.Access{Store: st, Log: s.Log}, Log: s.Log,
 		Temporal: s.Temporal, TaskQueue: s.TaskQueue, TemporalTimeout: s.TemporalTimeout}
 	live := liveconn.Live{Access: deps.Access, SAP: s.SAP}

@@ -134,7 +134,7 @@ func runCommand(ctx context.Context, cmd string, args []string, cfg config.Confi
 		if err != nil {
 			return err
 		}
-		n, err := secrets.Rotate(ctx, deps.Store, keys)
+		n, err := secrets.Rotate(ctx, deps.Store.Connections, keys)
 		fmt.Printf("re-encrypted %d values under key %s\n", n, keys.CurrentKeyID())
 		return err
 	default:

@@ -15,7 +15,7 @@ import (
 // Resolver turns stored connections into connectors for one user. Connector keys and SAP
 // passwords are decrypted here, at the moment of use, and live only inside the connectors.
 type Resolver struct {
-	Store   *store.Store
+	Store   accessStore
 	Keyring *secrets.Keyring
 	Client  *sap.Client // remote connectors, through the URL guard
 	// Simulated answers for simulated connections (nil: none in this process, so they fail
@@ -25,6 +25,13 @@ type Resolver struct {
 	// simulator; one without a URL that is not is an error, never simulated data. In development
 	// every connection without a URL is simulated.
 	Production bool
+}
+
+// accessStore is what resolving reads: a workspace's connections with their sealed keys and the
+// user's own logins, and whether the user may use the workspace now.
+type accessStore interface {
+	ConnectionAccessFor(ctx context.Context, workspaceID uuid.UUID, user string) ([]store.ConnectionAccess, error)
+	CanUseWorkspace(ctx context.Context, workspaceID uuid.UUID, user string) (bool, error)
 }
 
 // NoConnectorURLError is a connection that has no connector URL and may not be simulated

@@ -355,7 +355,7 @@ func (s *Tenancy) UpdateWorkspace(ctx context.Context, id uuid.UUID, actor strin
 				return err
 			}
 		}
-		if u.Settings != nil && !sameJSON(cur.Settings, u.Settings) {
+		if u.Settings != nil && !SameJSON(cur.Settings, u.Settings) {
 			return RecordAudit(ctx, tx, id, actor, AuditWorkspaceSettings, "",
 				map[string]json.RawMessage{"settings": cur.Settings}, map[string]json.RawMessage{"settings": u.Settings})
 		}
@@ -363,8 +363,8 @@ func (s *Tenancy) UpdateWorkspace(ctx context.Context, id uuid.UUID, actor strin
 	})
 }
 
-// sameJSON compares two JSON documents by value (jsonb reorders keys and spaces).
-func sameJSON(a, b json.RawMessage) bool {
+// SameJSON compares two JSON documents by value (jsonb reorders keys and spaces).
+func SameJSON(a, b json.RawMessage) bool {
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false

@@ -3,7 +3,6 @@ package storefake
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"slices"
 
 	"github.com/google/uuid"
@@ -93,21 +92,13 @@ func (t *Tenancy) UpdateWorkspace(_ context.Context, id uuid.UUID, actor string,
 	if len(after) > 0 {
 		t.record(id, actor, store.AuditWorkspaceUpdate, "", before, after)
 	}
-	if u.Settings != nil && !sameJSON(w.Settings, u.Settings) {
+	if u.Settings != nil && !store.SameJSON(w.Settings, u.Settings) {
 		t.record(id, actor, store.AuditWorkspaceSettings, "",
 			map[string]json.RawMessage{"settings": w.Settings}, map[string]json.RawMessage{"settings": u.Settings})
 		w.Settings = u.Settings
 	}
 	w.UpdatedAt = t.tick()
 	return nil
-}
-
-func sameJSON(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // ListWorkspaceMembers lists explicit workspace members, oldest first.
