@@ -7436,7 +7436,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        run_id: string;
+                        /** @enum {unknown} */
+                        status: "cancelling";
+                    };
+                };
             };
             /** @description error */
             400: {
