@@ -21,6 +21,7 @@ import (
 type routeDoc struct {
 	Method, Path, Summary string
 	Body                  map[string]any // JSON schema of the request body (nil: none)
+	OptionalBody          bool           // the body may be left out
 	Status                int            // success status
 	Public                bool
 	Query                 []queryParam   // query parameters
@@ -131,10 +132,11 @@ var routeDocs = []routeDoc{
 		Query: append([]queryParam{{"connection_id", uuidStr, false}}, pageQuery...), Response: listOf(syncRunFullSchema, nil), Errors: []int{404}},
 	{Method: "GET", Path: "/api/workspaces/{id}/sync-runs/{runId}", Summary: "One sync run; a running one with the workflow's live progress", Status: 200,
 		Response: obj([]string{"run"}, map[string]any{"run": syncRunFullSchema, "progress": map[string]any{"type": "object"}}), Errors: []int{404}},
-	{Method: "POST", Path: "/api/workspaces/{id}/sync-runs/{runId}/cancel", Summary: "Cancel a running sync (admin): its build is removed, the index in use stays; 409 when it has finished", Status: 202, Errors: []int{404, 409}},
+	{Method: "POST", Path: "/api/workspaces/{id}/sync-runs/{runId}/cancel", Summary: "Cancel a running sync (admin): its build is removed, the index in use stays; 409 when it has finished", Status: 202, Errors: []int{404, 409},
+		Response: props(map[string]any{"run_id": uuidStr, "status": enum("cancelling")})},
 	{Method: "GET", Path: "/api/workspaces/{id}/sync-schedules", Summary: "The connections' sync schedules (Temporal Schedules: weekly full, daily delta) with pause state and next run times (?connection_id=)", Status: 200,
 		Query: []queryParam{{"connection_id", uuidStr, false}}, Response: listOf(scheduleSchema, nil), Errors: []int{404}},
-	{Method: "POST", Path: "/api/workspaces/{id}/sync-schedules/{connId}/{mode}/{action}", Summary: "Pause, unpause or trigger a connection's full or delta schedule (admin)", Status: 200,
+	{Method: "POST", Path: "/api/workspaces/{id}/sync-schedules/{connId}/{mode}/{action}", Summary: "Pause, unpause or trigger a connection's full or delta schedule (admin)", Status: 200, OptionalBody: true,
 		Body: obj(nil, map[string]any{"note": str(500)}), Response: scheduleSchema, Errors: []int{404}},
 	{Method: "GET", Path: "/api/workspaces/{id}/dashboard", Summary: "Analytics of each connection's index: objects by type and package, custom code size, Clean Core distribution, relationships, last syncs (no index: status none)", Status: 200,
 		Query: []queryParam{{"top", map[string]any{"type": "integer", "minimum": 1, "maximum": 100}, false}}, Response: dashboardSchema},
@@ -280,7 +282,7 @@ func OpenAPIDocument() map[string]any {
 			if strings.HasPrefix(r.Summary, "Upload") {
 				ct = "multipart/form-data"
 			}
-			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{ct: map[string]any{"schema": r.Body}}}
+			op["requestBody"] = map[string]any{"required": !r.OptionalBody, "content": map[string]any{ct: map[string]any{"schema": r.Body}}}
 		}
 		item[strings.ToLower(r.Method)] = op
 	}

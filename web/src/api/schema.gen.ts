@@ -7436,7 +7436,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        run_id: string;
+                        /** @enum {unknown} */
+                        status: "cancelling";
+                    };
+                };
             };
             /** @description error */
             400: {
@@ -7600,7 +7607,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     note?: string;

@@ -1,5 +1,6 @@
-// Shapes of the landscape and sync routes (docs/api.md "SAP landscape reads", docs/sync.md;
-// api/landscape.go, api/sync.go).
+// Shapes of the landscape and sync routes, the simpler ones from the generated schema
+// (docs/api.md "SAP landscape reads", docs/sync.md; api/index/landscape.go, api/index/sync.go).
+import type { ResponseOf } from '../api/client'
 
 export type Level = 'A' | 'B' | 'C' | 'D'
 export const levels: Level[] = ['A', 'B', 'C', 'D']
@@ -176,15 +177,7 @@ export interface CleanCoreObject {
   generation: number
 }
 
-export interface InventoryObject {
-  object_type: string
-  object_name: string
-  category: string
-  custom: boolean
-  package: string
-  title: string
-  release_state: string
-}
+export type InventoryObject = ResponseOf<'getWorkspacesByIdDashboardObjects'>['data'][number]
 
 export interface DiffSide {
   package: string
@@ -203,48 +196,12 @@ export interface DiffItem {
 
 export type DiffKind = 'changed' | 'only_left' | 'only_right'
 
-export interface DiffCounts {
-  only_left: number
-  only_right: number
-  changed: number
-  same: number
-}
+export type DiffCounts = ResponseOf<'getWorkspacesByIdDashboardDiff'>['counts']
 
-export interface DocEntry {
-  kind: DocKind
-  subject: string
-  title: string
-  model: string
-  generation: number
-  updated_at: string
-  markdown?: string
-}
+export type DocEntry = ResponseOf<'getWorkspacesByIdDocsByKindBySubject'>
 
 export type DocKind = 'package' | 'object' | 'er_diagram' | 'business_process'
 
-export interface Source {
-  connection_id: string
-  object_type: string
-  name: string
-  source: string
-  lines: number
-  from: 'index' | 'live'
-  generation?: number
-  indexed_at?: string
-}
+export type Source = ResponseOf<'getWorkspacesByIdSource'>
 
-export interface Action {
-  id: string
-  agent_id: string
-  workspace_id: string
-  user_id: string
-  decided_by: string
-  tool_call_id: string
-  tool: string
-  input: string
-  output_summary: string
-  duration_ms: number
-  success: boolean
-  error: string
-  created_at: string
-}
+export type Action = ResponseOf<'getWorkspacesByIdActions'>['data'][number]
