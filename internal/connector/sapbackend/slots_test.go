@@ -53,10 +53,11 @@ func (a *answering) Write(b []byte) (int, error) {
 func TestSimSAPNeverGetsMoreThanMaxConcurrentCalls(t *testing.T) {
 	const limit = 2
 	f := &inFlight{}
-	h := startSimBehind(t, "ECC", sapsim.Options{GeneratedObjects: 2000}, f.wrap, "    max_concurrent_calls: 2\n")
+	h := startSimBehind(t, "ECC", sapsim.Options{}, f.wrap, "    max_concurrent_calls: 2\n")
+	h.sys.Info() // the simulator builds its landscape now, not within the first call's timeout
 	syncOnce := func() {
 		for _, endpoint := range []string{sap.EndpointIndexCatalogContext, sap.EndpointIndexRelationships} {
-			pageAll(t, h, endpoint, 100, 0)
+			pageAll(t, h, endpoint, 20, 0)
 		}
 	}
 	syncOnce()
