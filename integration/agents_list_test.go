@@ -10,6 +10,7 @@ import (
 )
 
 func TestAgentsListPagesRenamesAndArchives(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	var ids []string
 	for i := 0; i < 5; i++ {

@@ -30,6 +30,7 @@ type actionRow struct {
 // where the workspace allows it, and with four eyes someone other than the requester approves it
 // (issue 11 item 2). alice administers the workspace; bob is a member.
 func TestApprovalAuthorityDecidesWhoMayApproveAWrite(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, scriptedTools)
 	bob := e.tokenFor("bob")
 	require.Equal(t, 201, e.do("POST", "/api/orgs/"+e.org+"/members", map[string]any{"user_id": "bob", "role": "member"}, nil))

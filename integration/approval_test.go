@@ -36,6 +36,7 @@ type toolEvent struct {
 }
 
 func TestWriteToolRunsOnlyAfterApprovalThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, scriptedTools)
 	agent := e.createAgent("notes")
 	ws := e.dial(agent.ID, "")
@@ -128,6 +129,7 @@ func TestWriteToolRunsOnlyAfterApprovalThroughTheAPI(t *testing.T) {
 }
 
 func TestStopKeepsThePartialTextAndGoesIdle(t *testing.T) {
+	// Serial: asserts the stop lands within seconds, early in the reply (see TestMain).
 	e := startEnv(t, scriptedTools)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
@@ -153,6 +155,7 @@ func TestStopKeepsThePartialTextAndGoesIdle(t *testing.T) {
 }
 
 func TestReasoningStreamsInFullAndIsStoredTruncated(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, scriptedTools)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")

@@ -70,6 +70,7 @@ func (m *modelRecorder) lastUserContent(marker string) json.RawMessage {
 // A message's attachments are checked by the API, stored as file parts of the user message,
 // and reach the model: text inline, the image as a data URL, the PDF as a note.
 func TestMessageAttachmentsReachTheModel(t *testing.T) {
+	t.Parallel()
 	rec := &modelRecorder{}
 	model := httptest.NewServer(rec.handler(offlinellm.New(offlinellm.Options{Rules: []offlinellm.Rule{
 		{Name: "read", Match: `(?s)^what do the files say\?.*(MARKER-\d+)`, Reply: "The notes mention $1."},

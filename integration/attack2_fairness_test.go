@@ -30,6 +30,7 @@ import (
 // once, the member runs at most SANDBOX_MAX_PER_USER scripts at a time, and each waiting
 // script says so (tool_update "queued").
 func TestAttack2OneMembersScriptsDoNotStarveAnotherOrganization(t *testing.T) {
+	// Serial: measures how long another organization's script waits (see TestMain).
 	const batch = 12
 	code := func(script string) string { return `{"code":` + strconv.Quote(script) + `}` }
 	calls := make([]offlinellm.ToolCallRule, batch)
@@ -149,6 +150,7 @@ func TestAttack2OneMembersScriptsDoNotStarveAnotherOrganization(t *testing.T) {
 // Issue 18, finding 8: production started with AUTH_JWT_SECRET of 32 × "a", all-zero keys and one
 // key for two purposes. The stack now refuses to start, naming the variable, never the value.
 func TestAttack2ProductionRefusesWeakOrReusedKeys(t *testing.T) {
+	t.Parallel()
 	zero := base64.StdEncoding.EncodeToString(make([]byte, 32))
 	shared := secrets.NewKey()
 	for _, tc := range []struct {

@@ -160,6 +160,7 @@ func toolErrorOf(t *testing.T, evs []event) string {
 // writes (a built-in one and an SAP write through a script) wait for approval, the requester
 // cannot give it, another member can, and the action log names that member (finding 1).
 func TestAttack2FourEyesHoldsAgainstTheRequestersOwnPolicy(t *testing.T) {
+	t.Parallel()
 	f := startFourEyes(t)
 	require.Equal(t, 200, f.setWorkspace(f.token, map[string]any{"four_eyes": true}))
 
@@ -232,6 +233,7 @@ func TestAttack2FourEyesHoldsAgainstTheRequestersOwnPolicy(t *testing.T) {
 // classified before four eyes was switched on is refused where it runs; the workspace maximum
 // bounds every member's policy; every change is in the audit log, which only admins read.
 func TestAttack2FourEyesCannotBeToggledAroundAndEveryChangeIsAudited(t *testing.T) {
+	t.Parallel()
 	f := startFourEyes(t)
 	ws := "/api/workspaces/" + f.env.ws
 
@@ -353,6 +355,7 @@ func TestAttack2FourEyesCannotBeToggledAroundAndEveryChangeIsAudited(t *testing.
 // The rule "a script asks for approval when it writes" is enforced where each helper call runs,
 // on its actual arguments, and function modules are writes unless known to read (finding 7).
 func TestAttack2ScriptWritesAreCheckedWhereTheyRun(t *testing.T) {
+	t.Parallel()
 	f := startFourEyes(t)
 
 	// **{"commit": True} hides the commit from the classifier: the script runs without asking,

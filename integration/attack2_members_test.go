@@ -71,6 +71,7 @@ func (e *env) storedContents(agentID string) string {
 // Her messages queued behind another member's turn never run: not stored, not answered, and
 // every client is told which messages were dropped and why. The others' work goes on.
 func TestAttack2RemovedMembersQueuedMessagesNeverRun(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, scriptedTools)
 	bob := e.addMember("bob")
 	agent := e.createAgent("shared")
@@ -108,6 +109,7 @@ func TestAttack2RemovedMembersQueuedMessagesNeverRun(t *testing.T) {
 // Her SAP write waiting for a second person's approval (four eyes) is rejected with the reason
 // the moment she is removed: another member can no longer approve it, and nothing reaches SAP.
 func TestAttack2RemovedRequestersPendingWriteCannotBeApproved(t *testing.T) {
+	t.Parallel()
 	e, ecc, _ := sapEnv(t, nil)
 	bob := e.addMember("bob")
 	require.Equal(t, http.StatusOK, e.doAs(bob, "PUT", "/api/user/sap-credentials/"+ecc.ID,
@@ -153,6 +155,7 @@ func TestAttack2RemovedRequestersPendingWriteCannotBeApproved(t *testing.T) {
 // organization (which removes her from its workspaces), she no longer lists the connections
 // and no row is left; the others keep theirs.
 func TestAttack2RemovedMembersSAPLoginsAreDeleted(t *testing.T) {
+	t.Parallel()
 	e, ecc, s4 := sapEnv(t, nil)
 	tokens := map[string]string{"alice": e.token, "bob": e.addMember("bob"), "carol": e.addMember("carol")}
 	for user, tok := range tokens {
@@ -194,6 +197,7 @@ func TestAttack2RemovedMembersSAPLoginsAreDeleted(t *testing.T) {
 // message is refused when its turn would begin. Bob's script renames a material 20 times
 // (every simulated call takes 300 ms); he is removed after the first rename arrived.
 func TestAttack2ScriptRunningForARemovedMemberCannotCallSAP(t *testing.T) {
+	// Serial: races the removal against a script's loop (see TestMain).
 	script := "for i in range(20):\n    sap_execute_rfc(function=\"BAPI_MATERIAL_SAVEDATA\", connection_id=\"ECC\", imports={\"HEADDATA\": {\"MATERIAL\": \"$1\"}}, " +
 		"tables={\"MATERIALDESCRIPTION\": [{\"LANGU\": \"E\", \"MATL_DESC\": \"Loop \" + str(i)}]}, commit=True)\nresult = \"done\""
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
@@ -264,6 +268,7 @@ func simChanges(t *testing.T, e *env, sid string, after int64) sap.ProbeChangesR
 // 204 within the Temporal call timeout, her login is gone at once, and her queued message is
 // refused when its turn would begin, after Temporal is back.
 func TestAttack2RemovalStandsWhileTemporalIsDown(t *testing.T) {
+	// Serial: asserts the removal answers within 10 s (see TestMain).
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.TemporalCallTimeout = 2 * time.Second
 		scriptedTools(c, o)

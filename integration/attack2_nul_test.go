@@ -82,6 +82,7 @@ func answersAfterwards(t *testing.T, e *env, ws *socket, agentID string) {
 }
 
 func TestAttackNULInToolArgumentsAndResultsEndsTheTurnCleanly(t *testing.T) {
+	t.Parallel()
 	e, ecc, s4 := nulEnv(t)
 	agent := e.createAgent("nul")
 	ws := e.dial(agent.ID, "")
@@ -138,6 +139,7 @@ func TestAttackNULInToolArgumentsAndResultsEndsTheTurnCleanly(t *testing.T) {
 }
 
 func TestAttackNULInModelReplyIsStoredOnceNotRetried(t *testing.T) {
+	t.Parallel()
 	e, _, _ := nulEnv(t)
 	agent := e.createAgent("nul reply")
 	ws := e.dial(agent.ID, "")

@@ -71,6 +71,7 @@ func getHealth(t *testing.T, h http.Handler) (int, healthJSON, time.Duration) {
 // answers reports Redis, and only Redis, as failed; Temporal and Postgres (real, answering)
 // stay ok, and the answer comes within the one check's deadline.
 func TestAttack2HealthNamesAHungRedis(t *testing.T) {
+	// Serial: asserts the health checks answer within 3 s (see TestMain).
 	e := startEnv(t, nil)
 	code, body, _ := getHealth(t, e.stack.API.Router())
 	require.Equal(t, http.StatusOK, code, "%+v", body)

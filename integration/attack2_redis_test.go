@@ -68,6 +68,7 @@ func (h *hungRedis) stop() {
 }
 
 func TestAttackMessageIsAcceptedWhileRedisIsDownOrHung(t *testing.T) {
+	// Serial: asserts a 202 within 3 s (see TestMain).
 	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)
@@ -230,6 +231,7 @@ func (w *replyWatcher) read(ws *socket) (cursor string, finished bool) {
 }
 
 func TestAttackRedisDataLossMidReplyEveryClientShowsTheStoredReply(t *testing.T) {
+	t.Parallel()
 	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)

@@ -95,6 +95,7 @@ func (tn *tenancy) fill(path string) string {
 }
 
 func TestEveryRouteRejectsMissingExpiredAndForgedTokens(t *testing.T) {
+	t.Parallel()
 	tn := newTenancy(t)
 	expired, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Subject: "alice",
 		ExpiresAt: jwt.NewNumericDate(time.Now().Add(-time.Hour))}).SignedString([]byte(tn.cfg.AuthJWTSecret))
@@ -125,6 +126,7 @@ func TestEveryRouteRejectsMissingExpiredAndForgedTokens(t *testing.T) {
 }
 
 func TestMembershipDecidesWhatEachUserMayDo(t *testing.T) {
+	t.Parallel()
 	tn := newTenancy(t)
 	ws, org, conn, agent, file := tn.ws, tn.org, tn.conn, tn.agent, tn.file
 	cases := []struct {
@@ -183,6 +185,7 @@ func TestMembershipDecidesWhatEachUserMayDo(t *testing.T) {
 }
 
 func TestWebSocketAuthenticatesBeforeUpgradeAndChecksOrigin(t *testing.T) {
+	t.Parallel()
 	tn := newTenancy(t)
 	base := "ws" + strings.TrimPrefix(tn.stack.APIURL, "http") + "/api/agents/" + tn.agent + "/ws"
 	// Browser style: token as subprotocol, allowed origin.
@@ -209,6 +212,7 @@ func TestWebSocketAuthenticatesBeforeUpgradeAndChecksOrigin(t *testing.T) {
 }
 
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	var doc struct {
 		Paths map[string]map[string]any `json:"paths"`

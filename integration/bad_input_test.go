@@ -20,6 +20,7 @@ type errorJSON struct {
 }
 
 func TestBadInputGetsAClearErrorAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(cfg *config.Config, _ *devstack.Options) { cfg.MaxMessageBytes = 1000 })
 	agent := e.createAgent("")
 	msgPath := "/api/agents/" + agent.ID + "/message"
@@ -76,6 +77,7 @@ func TestBadInputGetsAClearErrorAndWritesNothing(t *testing.T) {
 }
 
 func TestSocketForUnknownAgentFailsBeforeUpgrade(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	u := "ws" + strings.TrimPrefix(e.stack.APIURL, "http") + "/api/agents/" + uuid.NewString() + "/ws"
 	hdr := http.Header{"Authorization": {"Bearer " + e.token}}
@@ -92,6 +94,7 @@ func TestSocketForUnknownAgentFailsBeforeUpgrade(t *testing.T) {
 }
 
 func TestHealthReportsEveryDependency(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	var got struct {
 		Status string            `json:"status"`

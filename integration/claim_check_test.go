@@ -17,6 +17,7 @@ import (
 )
 
 func TestLargeToolOutputsStayOutOfWorkflowHistory(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("Reconcile account 191100 against the GR/IR clearing report. ", 150) // ≈ 9 KB
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		scriptedTools(c, o)

@@ -25,6 +25,7 @@ import (
 // SOAP RFC / ADT HTTP → simulator. Both connections have no connector URL, so the dev stack
 // routes them through its connector; the connector's own log shows every call it served.
 func TestConnectorChainServesTheDemoPhrases(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	e := startEnv(t, func(_ *config.Config, o *devstack.Options) {
 		o.OfflineLLM.Rules = devstack.DemoRules()

@@ -17,6 +17,7 @@ import (
 )
 
 func TestMessageStreamsBackOverWebSocketAndIsStored(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	agent := e.createAgent("quarter-end close")
 
@@ -97,6 +98,7 @@ func TestMessageStreamsBackOverWebSocketAndIsStored(t *testing.T) {
 }
 
 func TestOperatorsFindTheConversationInTemporal(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	agent := e.createAgent("operator view")
 	ws := e.dial(agent.ID, "")
@@ -127,6 +129,7 @@ func TestOperatorsFindTheConversationInTemporal(t *testing.T) {
 }
 
 func TestRetriedPostWithClientMessageIDIsDeliveredOnce(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
@@ -142,6 +145,7 @@ func TestRetriedPostWithClientMessageIDIsDeliveredOnce(t *testing.T) {
 }
 
 func TestRestartKeepsAgentsMessagesAndHistories(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(cfg *config.Config, _ *devstack.Options) { cfg.TemporalUIPort = freePort(t) })
 	// The Temporal Web UI is served beside the API.
 	require.Eventually(t, func() bool {
@@ -195,6 +199,7 @@ func TestRestartKeepsAgentsMessagesAndHistories(t *testing.T) {
 }
 
 func TestConversationRestartsAfterIdleCompletion(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(cfg *config.Config, _ *devstack.Options) { cfg.IdleTimeout = 2 * time.Second })
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")

@@ -121,6 +121,7 @@ func (e *env) assertGone(p populated) {
 }
 
 func TestDeletingAWorkspaceRemovesFilesConversationsAndEvents(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	p := e.populate(e.ws)
 	var other struct{ ID string }
@@ -171,6 +172,7 @@ func TestDeletingAWorkspaceRemovesFilesConversationsAndEvents(t *testing.T) {
 }
 
 func TestDeletingAnOrgRemovesEveryWorkspace(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	var second struct{ ID string }
 	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces", map[string]any{"org_id": e.org, "name": "Logistics"}, &second))

@@ -19,6 +19,7 @@ import (
 
 // The demo rules must produce calls the product's tools accept.
 func TestDemoRulesCallTheToolsWithValidArguments(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(offlinellm.New(offlinellm.Options{Rules: devstack.DemoRules()}).Handler())
 	defer srv.Close()
 	cfg := openai.DefaultConfig("x")

@@ -29,6 +29,7 @@ func reusedCallIDs(_ *config.Config, o *devstack.Options) {
 }
 
 func TestProviderToolCallIDsAreNeverTrustedToBeUnique(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, reusedCallIDs)
 	agent := e.createAgent("ids")
 	ws := e.dial(agent.ID, "")
@@ -53,6 +54,7 @@ func TestProviderToolCallIDsAreNeverTrustedToBeUnique(t *testing.T) {
 }
 
 func TestResentClientMessageIDAfterIdleCompletionRunsNoGhostTurn(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.IdleTimeout = 2 * time.Second })
 	agent := e.createAgent("resend")
 	ws := e.dial(agent.ID, "")
@@ -107,6 +109,7 @@ func (e *env) agentStatus(agentID string) string {
 }
 
 func TestContinueAsNewParksQueuedMessagesAndEachIsAnsweredOnce(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.RunEvents = 100 })
 	agent := e.createAgent("long run")
 	ws := e.dial(agent.ID, "")
@@ -173,6 +176,7 @@ func TestContinueAsNewParksQueuedMessagesAndEachIsAnsweredOnce(t *testing.T) {
 }
 
 func TestConfirmAfterShowsTheResultAndTheModelSeesItOnlyOnceApproved(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(_ *config.Config, o *devstack.Options) {
 		o.OfflineLLM.Rules = []offlinellm.Rule{{Name: "export", Match: `^export notes$`, ToolCalls: []offlinellm.ToolCallRule{{Name: "export_notes", Arguments: `{}`}}}}
 	})
@@ -202,6 +206,7 @@ func TestConfirmAfterShowsTheResultAndTheModelSeesItOnlyOnceApproved(t *testing.
 // response cannot make an approval apply to another call. Each turn's two writes get their own
 // IDs; only the approved ones run, and the action log attributes each input to its own call.
 func TestReusedProviderIDsMakeOnlyTheApprovedWrites(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(_ *config.Config, o *devstack.Options) {
 		o.OfflineLLM.Rules = []offlinellm.Rule{{Name: "two", Match: `^save two notes (\w+)$`, CallIDs: offlinellm.CallIDsPerResponse,
 			ToolCalls: []offlinellm.ToolCallRule{

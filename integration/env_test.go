@@ -97,9 +97,15 @@ func startEnv(t testing.TB, mutate func(*config.Config, *devstack.Options)) *env
 	if testing.Verbose() {
 		e.opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	testDB := e.cfg.DatabaseURL
 	if mutate != nil {
 		mutate(&e.cfg, &e.opts)
 		e.opts.Config = e.cfg
+	}
+	if e.cfg.DatabaseURL == testDB { // not a test of another server
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		require.NoError(t, createMigratedDatabase(ctx, testDB))
+		cancel()
 	}
 	e.start()
 	e.token = e.tokenFor("alice")

@@ -18,6 +18,7 @@ import (
 )
 
 func TestModelFailuresAreReportedAndTheConversationGoesOn(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(_ *config.Config, o *devstack.Options) {
 		o.OfflineLLM.Rules = []offlinellm.Rule{
 			{Name: "rejected", Match: "^too long$", FailStatus: http.StatusBadRequest},
@@ -50,6 +51,7 @@ func TestModelFailuresAreReportedAndTheConversationGoesOn(t *testing.T) {
 }
 
 func TestHealthIs503WhenRedisIsDown(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	srv, err := e.stack.Deps.APIServer(context.Background())
 	require.NoError(t, err)

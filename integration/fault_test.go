@@ -12,6 +12,7 @@ import (
 )
 
 func TestWorkerRestartMidStreamCompletesTheTurnOnce(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, scriptedTools)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")

@@ -92,6 +92,7 @@ func (tp *topology) sendAs(i int, token, agentID, content string) string {
 // messages are never stored and the clients are told, his login is gone, and alice's message
 // is answered.
 func TestFaultMemberRemovedMidTurn(t *testing.T) {
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 2, workers: 2, bapiLatency: 3 * time.Second, rules: []offlinellm.Rule{renameFiveTimes}})
 	ecc := tp.connectECC()
 	tp.mustDo(0, "POST", "/api/orgs/"+tp.org+"/members", map[string]any{"user_id": "bob", "role": "member"}, nil, http.StatusCreated)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestFaultNULInToolResultAndModelReply(t *testing.T) {
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 2, workers: 1, rules: nulRules()})
 	conn := tp.connectECC()
 	agent := tp.newAgent()

@@ -46,6 +46,7 @@ func poisonJSON(raw string) func(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestFaultSuitePoisonedIndexPage(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	target, err := url.Parse(e.stack.SAPSimURL)
 	require.NoError(t, err)

@@ -71,6 +71,7 @@ func (tp *topology) addWorkerWith(env ...string) *proc {
 // answered from the connector's memory) and the user sees the result soon, not after a
 // heartbeat timeout of half a minute.
 func TestFaultRecoveryWorkerKilledMidTool(t *testing.T) {
+	// Serial: asserts recovery within seconds (see TestMain).
 	tp := startTopology(t, topoOptions{apis: 1, workers: 2, bapiLatency: 2 * time.Second})
 	tp.connectECC()
 	agent := tp.newAgent()
@@ -103,6 +104,7 @@ func TestFaultRecoveryWorkerKilledMidTool(t *testing.T) {
 // stop (SIGTERM) and its stop grace ends before SAP answers. The call is retried on another
 // worker right away (not after a heartbeat timeout), runs once, and the user sees no failure.
 func TestFaultRecoveryWorkerStoppedPastGrace(t *testing.T) {
+	// Serial: asserts recovery within seconds (see TestMain).
 	tp := startTopology(t, topoOptions{apis: 1, workers: 0, bapiLatency: 6 * time.Second})
 	tp.connectECC()
 	// The only worker stops with a 1 s grace: the write (6 s) outlives it.
@@ -140,6 +142,7 @@ func TestFaultRecoveryWorkerStoppedPastGrace(t *testing.T) {
 // workflow task is handed to it and never answered. Messages are accepted again after the
 // conversation's workflow task timeout, not Temporal's default 10 s.
 func TestFaultRecoveryConversationWorkerHangs(t *testing.T) {
+	// Serial: asserts recovery within seconds (see TestMain).
 	tp := startTopology(t, topoOptions{apis: 1, workers: 2})
 	agent := tp.newAgent()
 	tp.warmUp(agent)
@@ -181,6 +184,7 @@ func (tp *topology) sendUntilAccepted(agent string, since time.Time) (time.Durat
 // last workflow task) is killed while the conversation is idle; a user who keeps sending gets
 // 503s only for a few seconds, and every message is answered.
 func TestFaultRecoveryConversationWorkerKilled(t *testing.T) {
+	// Serial: asserts recovery within seconds (see TestMain).
 	tp := startTopology(t, topoOptions{apis: 1, workers: 2})
 	agent := tp.newAgent()
 	tp.warmUp(agent)
@@ -202,6 +206,7 @@ func TestFaultRecoveryConversationWorkerKilled(t *testing.T) {
 // flight). The step is retried on the other worker within its heartbeat timeout and the deletion
 // finishes; the wait includes the deletion's fixed 5 s before its final sweep.
 func TestFaultRecoveryWorkerKilledMidDeletion(t *testing.T) {
+	// Serial: asserts recovery within seconds (see TestMain).
 	tp := startTopology(t, topoOptions{apis: 1, workers: 2})
 	agent := tp.newAgent()
 	tp.warmUp(agent)

@@ -67,6 +67,7 @@ func (tp *topology) waitWriteArrives() {
 // TestFaultControlWithoutFaults runs the suite's flows with nothing broken: the invariants
 // hold on a healthy deployment, so a failure elsewhere points at the fault, not the checks.
 func TestFaultControlWithoutFaults(t *testing.T) {
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 2, workers: 2, bapiLatency: 500 * time.Millisecond, storyDelay: 10 * time.Millisecond})
 	tp.connectECC()
 	agent := tp.newAgent()
@@ -132,6 +133,7 @@ func TestFaultPostgresDown30s(t *testing.T) {
 // streams; a connected client is told to resync (or caught up), and a client that comes back
 // later with its old cursor gets a fresh init, never a silent gap.
 func TestFaultRedisRestartedEmptyMidStream(t *testing.T) {
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 2, workers: 1, storyDelay: 40 * time.Millisecond})
 	agent := tp.newAgent()
 	tp.warmUp(agent)
@@ -178,6 +180,7 @@ func TestFaultRedisRestartedEmptyMidStream(t *testing.T) {
 // TestFaultThreeWorkerKillsInOneReply: the worker streaming a reply is killed (kill -9) three
 // times in a row; the reply still arrives once, and clients drop the partial text each time.
 func TestFaultThreeWorkerKillsInOneReply(t *testing.T) {
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 1, workers: 2, storyDelay: 50 * time.Millisecond})
 	agent := tp.newAgent()
 	tp.warmUp(agent)
@@ -213,6 +216,7 @@ func TestFaultThreeWorkerKillsInOneReply(t *testing.T) {
 // TestFaultWorkerSIGTERMMidTool: the worker running an approved SAP write is told to stop
 // (SIGTERM, as in a deploy); the write finishes once, the user sees no failure and no retry.
 func TestFaultWorkerSIGTERMMidTool(t *testing.T) {
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 1, workers: 1, bapiLatency: 4 * time.Second})
 	tp.connectECC()
 	agent := tp.newAgent()
@@ -263,6 +267,7 @@ func TestFaultWorkerSIGTERMMidTool(t *testing.T) {
 // messages sent meanwhile are refused quickly with 503 and Retry-After, and after it returns
 // everything accepted completes.
 func TestFaultTemporalDown(t *testing.T) {
+	// Serial: asserts refusals within 5 s (see TestMain).
 	tp := startTopology(t, topoOptions{apis: 1, workers: 1, storyDelay: 40 * time.Millisecond})
 	agent := tp.newAgent()
 	tp.warmUp(agent)

@@ -72,6 +72,7 @@ func assertUnavailable(t *testing.T, a answer, what string) {
 // fails open) and are not slowed by it: each answers within about a second, not after the
 // Redis client's dial and read timeouts and retries.
 func TestRedisOutageLeavesMutationsFastAndUnlimited(t *testing.T) {
+	// Serial: asserts mutations answer within 1.5 s (see TestMain).
 	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)
@@ -129,6 +130,7 @@ func TestRedisOutageLeavesMutationsFastAndUnlimited(t *testing.T) {
 // TEMPORAL_CALL_TIMEOUT instead of hanging for a minute; once it is back everything works, and
 // a message retried with the same client_message_id is delivered once.
 func TestTemporalOutageAnswers503QuicklyAndRecovers(t *testing.T) {
+	// Serial: asserts answers within seconds (see TestMain).
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) {
 		c.TemporalCallTimeout = 2 * time.Second
 	})

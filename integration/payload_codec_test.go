@@ -74,6 +74,7 @@ func bearer(tok string) http.Header { return http.Header{"Authorization": {"Bear
 // readable in Temporal: an operator sees it only through the codec endpoint, and only an
 // operator. Rotating PAYLOAD_KEY keeps running conversations (encrypted under the old key) going.
 func TestConversationContentIsEncryptedInTemporal(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.Operators = []string{"ops-1"}
 		o.OfflineLLM.Rules = devstack.DemoRules()
@@ -182,6 +183,7 @@ func decodedText(t testing.TB, out []byte) string {
 // The dev stack's Temporal UI decodes through the API's codec out of the box, as an operator,
 // from its own origin only.
 func TestDevStackTemporalUIDecodesThroughTheCodec(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.TemporalUIPort = freePort(t) })
 	ui := e.stack.TemporalUIURL
 	var settings struct {

@@ -55,6 +55,7 @@ func (r *privateRedis) stop() {
 }
 
 func TestRedisOutageMidTurnLosesNothingSilently(t *testing.T) {
+	t.Parallel()
 	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)
@@ -113,6 +114,7 @@ func TestRedisOutageMidTurnLosesNothingSilently(t *testing.T) {
 // every client is resynchronised and ends with the stored text (the publisher follows the
 // first frame of the new numbering with a reset holding the whole text, issue 18).
 func TestRedisRestartedEmptyMidReplyResynchronisesEveryClient(t *testing.T) {
+	t.Parallel()
 	rd := startPrivateRedis(t)
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", rd.port)

@@ -99,6 +99,7 @@ func readSSE(t *testing.T, e *env, path, lastEventID string, done func(sseEvent)
 }
 
 func TestSSECarriesTheSameEventsAndResumesWithLastEventID(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
@@ -134,14 +135,20 @@ func TestSSECarriesTheSameEventsAndResumesWithLastEventID(t *testing.T) {
 }
 
 func TestInitCarriesPartialTextAndPendingApprovals(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, scriptedTools)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
 	ws.next(5 * time.Second)
 	require.Equal(t, http.StatusAccepted, e.do("POST", "/api/agents/"+agent.ID+"/message", map[string]any{"content": "tell me a long story"}, nil))
-	streamed := ws.until(30*time.Second, func(ev event) bool { return ev.Type == "stream" })
-	_ = streamed
-	time.Sleep(time.Second)
+	// A few deltas in, the reply has partial text for a late client (no fixed wait).
+	deltas := 0
+	ws.until(30*time.Second, func(ev event) bool {
+		if ev.Type == "stream" {
+			deltas++
+		}
+		return deltas == 5
+	})
 	late := e.dial(agent.ID, "")
 	init := late.next(5 * time.Second)
 	require.Equal(t, "init", init.Type)
@@ -182,6 +189,7 @@ func TestInitCarriesPartialTextAndPendingApprovals(t *testing.T) {
 }
 
 func TestClientsCanSendMessagesApprovalsAndStopOverTheSocket(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, scriptedTools)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
@@ -223,6 +231,7 @@ func TestClientsCanSendMessagesApprovalsAndStopOverTheSocket(t *testing.T) {
 }
 
 func TestSlowClientIsCutOffWithoutDelayingOthers(t *testing.T) {
+	// Serial: paces its writes against the server's write timeout (see TestMain).
 	e := startEnv(t, nil)
 	agent := e.createAgent("")
 	slow := e.dial(agent.ID, "") // stops reading after init
@@ -328,6 +337,7 @@ func TestSlowClientIsCutOffWithoutDelayingOthers(t *testing.T) {
 // subscription survives), the events that follow are numbered from 1 in a new epoch: a
 // connected client is told to resynchronise instead of taking them as the continuation.
 func TestClientsOfATopicRedisLostAreToldToResynchronise(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
@@ -378,6 +388,7 @@ func TestClientsOfATopicRedisLostAreToldToResynchronise(t *testing.T) {
 }
 
 func TestTwoAPIProcessesServeTheSameConversation(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	// A second API process: its own router and hub on the same Postgres, Redis and Temporal.
 	second, err := e.stack.Deps.APIServer(context.Background())
@@ -406,6 +417,7 @@ func TestTwoAPIProcessesServeTheSameConversation(t *testing.T) {
 }
 
 func TestRandomReconnectsNeverLoseOrRepeatText(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, scriptedTools)
 	agent := e.createAgent("")
 	ws := e.dial(agent.ID, "")
@@ -439,6 +451,7 @@ func TestRandomReconnectsNeverLoseOrRepeatText(t *testing.T) {
 }
 
 func TestWorkspaceTopicStreamsWithTheSameResumeSemantics(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	base := "ws" + strings.TrimPrefix(e.stack.APIURL, "http") + "/api/workspaces/" + e.ws + "/ws?access_token="
 	conn, _, err := websocket.DefaultDialer.Dial(base+e.token, nil)

@@ -122,6 +122,7 @@ func fastAccessCheck(c *config.Config, _ *devstack.Options) { c.StreamAccessChec
 // A member removed from the workspace loses every open stream within the check period (4003),
 // and a command sent over the socket after the removal is refused (403) and closes it.
 func TestRevokedMemberLosesOpenStreamsAndCommands(t *testing.T) {
+	// Serial: asserts streams close within seconds of the removal (see TestMain).
 	e := startEnv(t, fastAccessCheck)
 	bob := e.tokenFor("bob")
 	require.Equal(t, 201, e.do("POST", "/api/orgs/"+e.org+"/members", map[string]any{"user_id": "bob", "role": "member"}, nil))
@@ -179,6 +180,7 @@ func TestRevokedMemberLosesOpenStreamsAndCommands(t *testing.T) {
 
 // A stream ends when its token expires (4001); the client reconnects with a fresh token.
 func TestStreamsCloseAtTokenExpiry(t *testing.T) {
+	// Serial: asserts streams close within seconds of the expiry (see TestMain).
 	e := startEnv(t, fastAccessCheck)
 	agent := e.createAgent("expiry").ID
 	short, err := auth.Mint([]byte(e.cfg.AuthJWTSecret), "alice", 3*time.Second, "", "")

@@ -20,6 +20,7 @@ import (
 // once (no Temporal retry), and leave the worker serving other conversations. Before the
 // sandbox, the deep json.decode overflowed the worker's Go stack: the whole test process died.
 func TestSAPHostileScriptsKillOnlyTheirSandbox(t *testing.T) {
+	t.Parallel()
 	code := func(script string) string { return `{"code":` + strconv.Quote(script) + `}` }
 	hostile := []offlinellm.Rule{
 		{Name: "memory", Match: `(?i)^join huge strings$`, Reply: "Running the script.",

@@ -39,6 +39,7 @@ func allText(evs []event) string {
 // connector's technical user when the connection requires each user's own login; where the
 // technical user may serve reads she reads, but her writes are refused, and nothing changes.
 func TestSAPIdentityRestrictedUserCannotBypassByDeletingHerLogin(t *testing.T) {
+	t.Parallel()
 	e, ecc, _ := sapEnv(t, nil)
 	path := "/api/workspaces/" + e.ws + "/connections/" + ecc.ID
 	var got connectionModeJSON
@@ -121,6 +122,7 @@ func (h *hostRecorder) headers() []http.Header {
 // Issue 11 item 4: an admin who points a connection at another host receives neither the
 // connector key nor any member's password; the members see their login invalidated and why.
 func TestSAPIdentityChangedConnectorURLNeverReceivesStoredSecrets(t *testing.T) {
+	t.Parallel()
 	e, _, s4 := sapEnv(t, nil)
 	path := "/api/workspaces/" + e.ws + "/connections/" + s4.ID
 	require.Equal(t, 201, e.do("POST", "/api/orgs/"+e.org+"/members", map[string]any{"user_id": "bob", "role": "member"}, nil))

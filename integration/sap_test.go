@@ -118,6 +118,7 @@ func readSim(t *testing.T, e *env, sid string, req sap.ReadTableRequest) sap.Rea
 }
 
 func TestSAPConversationReadsProposesAWriteAndMigrates(t *testing.T) {
+	t.Parallel()
 	e, _, _ := sapEnv(t, nil)
 	agent := e.createAgent("sap")
 	ws := e.dial(agent.ID, "")
@@ -210,6 +211,7 @@ func TestSAPConversationReadsProposesAWriteAndMigrates(t *testing.T) {
 // A restricted SAP user's authorization errors reach the model as readable tool errors, and the
 // user's SAP password appears nowhere but in the connector's header.
 func TestRestrictedSAPUserGetsReadableErrorsAndThePasswordNeverLeaks(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
 	e, ecc, s4 := sapEnv(t, logs)
 	password := sapsim.DefaultUsers()["RESTRICTED"]
@@ -278,6 +280,7 @@ func indexOf(evs []event, typ string) int {
 }
 
 func TestSAPRoutesTestConnectionsAndServeSource(t *testing.T) {
+	t.Parallel()
 	e, ecc, s4 := sapEnv(t, nil)
 	base := "/api/workspaces/" + e.ws
 

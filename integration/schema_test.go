@@ -34,6 +34,7 @@ func validateEvent(t testing.TB, raw []byte) {
 }
 
 func TestEventSchemaRejectsMalformedEvents(t *testing.T) {
+	t.Parallel()
 	validateEvent(t, []byte(`{"type":"status","seq":3,"epoch":"k3v9","id":"x","ts":"2026-11-22T10:00:00Z","status":"idle"}`))
 	for _, bad := range []string{
 		`{"type":"status","seq":3,"epoch":"k3v9","id":"x","ts":"2026-11-22T10:00:00Z","status":"sleeping"}`,

@@ -19,6 +19,7 @@ import (
 )
 
 func TestTheSixtyFirstMutationInAMinuteIsRateLimited(t *testing.T) {
+	// Serial: needs 61 mutations inside one rate-limit minute (see TestMain).
 	e := startEnv(t, nil)
 	dave := e.tokenFor("dave")
 	for i := 0; i < 60; i++ {
@@ -41,6 +42,7 @@ func TestTheSixtyFirstMutationInAMinuteIsRateLimited(t *testing.T) {
 }
 
 func TestSecretsAreStoredEncryptedAndSurviveKeyRotation(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	var conn struct{ ID string }
 	require.Equal(t, 201, e.do("POST", "/api/workspaces/"+e.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, &conn))
@@ -108,6 +110,7 @@ func TestSecretsAreStoredEncryptedAndSurviveKeyRotation(t *testing.T) {
 }
 
 func TestUploadDownloadKeepsIntegrityAndRejectsBadFiles(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.MaxFileBytes = 4096 })
 	content := []byte("material,plant,qty\nMAT-001,1000,5\nMAT-002,1000,7\n")
 	f := e.upload(e.token, e.ws, "stock.csv", content)

@@ -27,6 +27,7 @@ import (
 // docker-compose.yml must not publish Temporal's frontend or UI (no authentication) beyond the
 // host's loopback.
 func TestSecurityComposeKeepsTemporalPrivate(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("../docker-compose.yml")
 	require.NoError(t, err)
 	defer f.Close()
@@ -59,6 +60,7 @@ func TestSecurityComposeKeepsTemporalPrivate(t *testing.T) {
 // A connector URL whose host name resolves to a refused address is refused when saved, with
 // the reason; IPv6 forms that hide a refused IPv4 address are refused too.
 func TestSecurityConnectorURLCheckedOnSave(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	path := "/api/workspaces/" + e.ws + "/connections"
 	for _, u := range []string{
@@ -94,6 +96,7 @@ func TestSecurityConnectorURLCheckedOnSave(t *testing.T) {
 // NUL characters and invalid UTF-8, in a body, a path or a query, are the client's mistake:
 // 400 with a code, and no ERROR in the log (they used to reach Postgres: 503 and an ERROR).
 func TestSecurityNULAndInvalidUTF8Are400WithoutErrorLog(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
 	e := startEnv(t, func(_ *config.Config, o *devstack.Options) {
 		o.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -129,6 +132,7 @@ func TestSecurityNULAndInvalidUTF8Are400WithoutErrorLog(t *testing.T) {
 // A token in ?access_token= is accepted only where browsers cannot send a header: the
 // WebSocket and SSE routes.
 func TestSecurityAccessTokenInURLOnlyOnStreams(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	agent := e.createAgent("a")
 	for _, p := range []string{"/api/workspaces", "/api/agents/" + agent.ID, "/api/agents/" + agent.ID + "/messages"} {
@@ -153,6 +157,7 @@ func TestSecurityAccessTokenInURLOnlyOnStreams(t *testing.T) {
 // GETs that call the SAP connector are rate-limited on a budget of their own: exhausting it
 // answers 429, and the user's changes still go through.
 func TestSecuritySAPReadsAreRateLimited(t *testing.T) {
+	// Serial: needs its reads inside one rate-limit minute (see TestMain).
 	const limit = 6 // setup below makes 5 changes: org, workspace, connection, bob twice
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.RateLimitPerMinute = limit })
 	require.Equal(t, 201, e.do("POST", "/api/workspaces/"+e.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, nil))
@@ -175,6 +180,7 @@ func TestSecuritySAPReadsAreRateLimited(t *testing.T) {
 // One user may hold at most MAX_SOCKETS_PER_USER streams per API process: the next is refused
 // with 429 before the upgrade; closing one frees its slot; other users are not affected.
 func TestSecuritySocketsPerUserAreCapped(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.MaxSocketsPerUser = 2 })
 	agent := e.createAgent("a")
 	first := e.dial(agent.ID, "")
@@ -216,6 +222,7 @@ func TestSecuritySocketsPerUserAreCapped(t *testing.T) {
 
 // A workspace's files may hold at most WORKSPACE_STORAGE_BYTES together.
 func TestSecurityWorkspaceStorageQuota(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.WorkspaceStorageBytes = 100 })
 	content := []byte(strings.Repeat("a,b\n", 15)) // 60 bytes
 	first := e.upload(e.token, e.ws, "one.csv", content)
@@ -255,6 +262,7 @@ func TestSecurityWorkspaceStorageQuota(t *testing.T) {
 
 // Only the uploader or a workspace admin may delete a file.
 func TestSecurityMembersCannotDeleteOthersFiles(t *testing.T) {
+	t.Parallel()
 	tn := newTenancy(t) // alice admins the workspace and uploaded tn.file; bob is a member
 	var got errorJSON
 	assert.Equal(t, 403, tn.doAs(tn.bob, "DELETE", "/api/files/"+tn.file, nil, &got))
@@ -273,6 +281,7 @@ func TestSecurityMembersCannotDeleteOthersFiles(t *testing.T) {
 // The rate limiter's keys live under REDIS_PREFIX like every other key (several deployments
 // may share one Redis).
 func TestSecurityRateLimitKeysUseRedisPrefix(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	require.Equal(t, 201, e.do("POST", "/api/orgs", map[string]any{"name": "Beta"}, nil))
 	require.Equal(t, 200, e.do("GET", "/api/workspaces/"+e.ws+"/connector-health", nil, nil))

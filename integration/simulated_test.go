@@ -24,6 +24,7 @@ type simConnJSON struct {
 // without a connector URL is refused on save, and one stored before the flag existed gives the
 // model and the SAP routes a clear error instead of simulated data.
 func TestProductionNeverServesSimulatedDataSilently(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		c.Environment = "production"
 		o.OfflineLLM.Rules = devstack.DemoRules()
@@ -103,6 +104,7 @@ func TestProductionNeverServesSimulatedDataSilently(t *testing.T) {
 
 // In development a connection without a connector URL is simulated, and says so.
 func TestDevelopmentMarksConnectionsWithoutURLSimulated(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 	base := "/api/workspaces/" + e.ws
 	var c simConnJSON

@@ -191,6 +191,7 @@ func phasesOf(r syncRunJSON) string {
 // TestFaultSyncWorkerKilledMidPhase: the only worker is killed (kill -9) in the middle of the
 // catalog phase and a new one started; the run resumes from the committed cursor.
 func TestFaultSyncWorkerKilledMidPhase(t *testing.T) {
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 1, workers: 1, tokenDelay: time.Microsecond, sim: syncFaultSim})
 	conn := tp.connectECC()
 	totals := tp.simTotals()
@@ -258,6 +259,7 @@ func TestFaultSyncPostgresDown30s(t *testing.T) {
 // during a full sync and a delta after a transport; both succeed, each page is written once,
 // and the delta applies exactly the transport's changes.
 func TestFaultSyncConnectorErrorsHalfTheTime(t *testing.T) {
+	t.Parallel()
 	tp := startTopology(t, topoOptions{apis: 1, workers: 1, tokenDelay: time.Microsecond, sim: sapsim.Options{GeneratedObjects: 6_000}})
 	conn := tp.connectECC()
 	totals := tp.simTotals()

@@ -20,6 +20,7 @@ import (
 // full — and records their histories for the replay test (UPDATE_HISTORIES=1, see
 // recordHistory), so every later change to the workflow is checked against real runs.
 func TestSyncHistories(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(_ *config.Config, o *devstack.Options) { o.OfflineLLM.Rules = devstack.DemoRules() })
 	var conn connectionJSON
 	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces/"+e.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, &conn))
@@ -87,6 +88,7 @@ func TestSyncHistories(t *testing.T) {
 // skipped run and the manual one goes on. Triggered again once the manual one finished, the
 // child runs. Both shapes of SAPSyncScheduled are recorded for the replay test.
 func TestScheduledSyncSkipsWhileAManualOneRuns(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, o *devstack.Options) {
 		o.OfflineLLM.Rules = devstack.DemoRules()
 		c.SAPSimLatency = 300 * time.Millisecond // the manual sync runs long enough to overlap

@@ -44,11 +44,11 @@ func (e *env) startSync(connID, mode string) (string, int) {
 		RunID string `json:"run_id"`
 	}
 	var code int
-	for range 50 {
+	for range 100 {
 		if code = e.do("POST", "/api/workspaces/"+e.ws+"/index", map[string]any{"connection_id": connID, "mode": mode}, &out); code != http.StatusConflict {
 			break
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	return out.RunID, code
 }
@@ -66,7 +66,7 @@ func (e *env) awaitSync(runID string, timeout time.Duration) syncRunJSON {
 			return out.Run
 		}
 		require.True(e.t, time.Now().Before(deadline), "sync run %s still %q (HTTP %d) after %s", runID, out.Run.Status, code, timeout)
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -78,6 +78,7 @@ func (e *env) indexRows(connID, sql string) int64 {
 }
 
 func TestSyncBothSimulatedSystemsThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	e, ecc, s4 := sapEnv(t, nil)
 	ws := e.dial0Workspace()
 
@@ -241,6 +242,7 @@ func (e *env) dial0Workspace() *socket {
 }
 
 func TestSyncBadInputAndTenancy(t *testing.T) {
+	t.Parallel()
 	e, ecc, _ := sapEnv(t, nil)
 	// Another workspace's connection is not found from this one.
 	var other struct {
@@ -298,6 +300,7 @@ func TestSyncBadInputAndTenancy(t *testing.T) {
 
 // A connection deleted during its sync: the sync is cancelled, its schedules and index rows go.
 func TestDeletingAConnectionCancelsItsSyncAndRemovesItsIndex(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.SAPSimLandscapeObjects = 40_000 })
 	var conn connectionJSON
 	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces/"+e.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, &conn))
@@ -323,6 +326,7 @@ func TestDeletingAConnectionCancelsItsSyncAndRemovesItsIndex(t *testing.T) {
 
 // Cancel keeps the previous generation in use and removes the build.
 func TestCancelledSyncKeepsThePreviousIndex(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.SAPSimLandscapeObjects = 40_000 })
 	var conn connectionJSON
 	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workspaces/"+e.ws+"/connections", map[string]any{"name": "ECC", "system_type": "ECC"}, &conn))

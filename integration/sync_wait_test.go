@@ -118,6 +118,7 @@ func (e *env) connectBehind(d *downConnector, name string) string {
 }
 
 func TestSyncWaitingForADownConnectorIsShownCancellableAndClears(t *testing.T) {
+	t.Parallel()
 	e, _, _ := sapEnv(t, nil)
 	d := newDownConnector(t, e.stack.SAPSimURL+"/ECC")
 	ws := e.dial0Workspace()

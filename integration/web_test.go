@@ -16,6 +16,7 @@ import (
 // The web chat's entry points on the API's address (issue 13): the page at / and the
 // development sign-in.
 func TestThePageAndTheDevelopmentSignIn(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, nil)
 
 	resp, err := http.Get(e.stack.APIURL + "/")
@@ -49,6 +50,7 @@ func TestThePageAndTheDevelopmentSignIn(t *testing.T) {
 }
 
 func TestProductionHasNoDevelopmentSignIn(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, func(c *config.Config, _ *devstack.Options) { c.Environment = "production" })
 	var apiErr struct{ Error, Code string }
 	assert.Equal(t, http.StatusNotFound, e.doAs("", "POST", "/api/dev/token", map[string]any{"user": "alice"}, &apiErr))
