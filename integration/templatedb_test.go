@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,22 +32,23 @@ func createMigratedDatabase(ctx context.Context, databaseURL string) error {
 	if migrated.err != nil {
 		return fmt.Errorf("migrated template database: %w", migrated.err)
 	}
-	cfg, err := pgx.ParseConfig(databaseURL)
+	// Both databases are on one server: the statement runs in its "postgres" database.
+	server, err := url.Parse(databaseURL)
 	if err != nil {
 		return err
 	}
-	tmpl, err := pgx.ParseConfig(migrated.url)
+	tmpl, err := url.Parse(migrated.url)
 	if err != nil {
 		return err
 	}
-	name := cfg.Database
-	cfg.Database = "postgres"
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	create := "CREATE DATABASE " + pgx.Identifier{strings.TrimPrefix(server.Path, "/")}.Sanitize() +
+		" TEMPLATE " + pgx.Identifier{strings.TrimPrefix(tmpl.Path, "/")}.Sanitize()
+	server.Path = "/postgres"
+	conn, err := pgx.Connect(ctx, server.String())
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
-	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{tmpl.Database}.Sanitize()
 	for {
 		_, err = conn.Exec(ctx, create)
 		// The migration's own session may still be closing on the server: the copy needs the

@@ -606,7 +606,7 @@ func sapagentBinary(t testing.TB) string {
 // TestMain removes the built binary and the migrated template database after the run.
 //
 // Every test has a stack of its own (its database, Redis prefix, Temporal, free ports), so
-// tests call t.Parallel and mostly wait side by side (make test runs -parallel 4). A test stays
+// tests call t.Parallel and mostly wait side by side (make test: GO_TEST_PARALLEL). A test stays
 // serial when it asserts how long something takes or races two things against each other; a
 // "Serial:" line says why. Serial tests run first, the parallel ones after them.
 func TestMain(m *testing.M) {
